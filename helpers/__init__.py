@@ -1,0 +1,18 @@
+"""Shared code of the course *어텐션 메커니즘*.
+
+Modules
+-------
+helpers.attention
+    NumPy reference implementations (softmax, scaled dot-product attention, masks).
+helpers.plotting
+    Attention heatmaps with Korean labels.
+helpers.notebook
+    ``setup()``, the one set-up call at the top of every chapter.
+
+``import helpers`` is cheap: it imports neither matplotlib nor TensorFlow.
+"""
+
+from .notebook import setup
+
+__all__ = ["setup"]
+__version__ = "0.1.0"

@@ -1,0 +1,242 @@
+"""Unit tests of helpers.attention: known values, masks, broadcasting, bad input."""
+
+import math
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from helpers.attention import causal_mask, padding_mask, scaled_dot_product_attention, softmax
+
+Q_CAT = np.array([[1.0, 0.0], [0.0, 1.0]])
+K_CAT = np.array([[1.0, 1.0], [0.0, 1.0]])
+V_CAT = np.array([[1.0, 2.0], [9.0, 8.0]])
+
+
+def naive_attention(q, k, v):
+    """Attention written from the formula with Python loops, as an independent reference."""
+    out = np.zeros((len(q), v.shape[1]))
+    for i, qi in enumerate(q):
+        scores = [sum(a * b for a, b in zip(qi, kj)) / math.sqrt(len(qi)) for kj in k]
+        exps = [math.exp(s) for s in scores]
+        out[i] = sum(e / sum(exps) * vj for e, vj in zip(exps, v))
+    return out
+
+
+# --- softmax -------------------------------------------------------------------------------
+
+def test_softmax_known_values():
+    w = 1 / (1 + math.exp(-1.0))
+    np.testing.assert_allclose(softmax([1.0, 0.0]), [w, 1 - w])
+    np.testing.assert_allclose(softmax([[0.0, 0.0, 0.0]]), [[1 / 3] * 3])
+
+
+def test_softmax_is_stable_for_large_inputs():
+    out = softmax(np.array([1000.0, 1001.0, 1002.0]))
+    np.testing.assert_allclose(out, softmax(np.array([0.0, 1.0, 2.0])))
+    assert np.all(np.isfinite(out))
+
+
+@pytest.mark.parametrize("axis", [0, 1, -1])
+def test_softmax_sums_to_one_along_axis(axis):
+    x = np.random.default_rng(0).normal(size=(4, 5)) * 10
+    np.testing.assert_allclose(softmax(x, axis=axis).sum(axis=axis), 1.0)
+
+
+def test_softmax_neg_inf_gets_zero_and_all_neg_inf_row_gives_zeros():
+    out = softmax(np.array([[0.0, -np.inf], [-np.inf, -np.inf]]))
+    np.testing.assert_array_equal(out, [[1.0, 0.0], [0.0, 0.0]])
+
+
+def test_softmax_keeps_float32():
+    assert softmax(np.ones(3, dtype=np.float32)).dtype == np.float32
+
+
+@pytest.mark.parametrize("bad, match", [
+    (np.array([np.nan, 1.0]), "NaN"),
+    (np.array([np.inf, 1.0]), r"\+inf"),
+    (np.float64(1.0), "scalar"),
+    (np.array(["a", "b"]), "numeric"),
+])
+def test_softmax_rejects_bad_input(bad, match):
+    with pytest.raises(ValueError, match=match):
+        softmax(bad)
+
+
+def test_softmax_rejects_axis_out_of_range():
+    with pytest.raises(ValueError, match=r"axis 2 .*\(3,\)"):
+        softmax(np.zeros(3), axis=2)
+
+
+# --- scaled dot-product attention -----------------------------------------------------------
+
+def test_two_token_worked_example():
+    output, weights = scaled_dot_product_attention(Q_CAT, K_CAT, V_CAT)
+    w = 1 / (1 + math.exp(-1 / math.sqrt(2)))  # softmax([1/sqrt 2, 0])[0]
+    np.testing.assert_allclose(weights, [[w, 1 - w], [0.5, 0.5]])
+    np.testing.assert_allclose(output, [[9 - 8 * w, 8 - 6 * w], [5.0, 5.0]])
+    np.testing.assert_allclose(weights.round(3), [[0.670, 0.330], [0.5, 0.5]])
+    np.testing.assert_allclose(output.round(3), [[3.642, 3.981], [5.0, 5.0]])
+
+
+def test_matches_independent_loop_reference():
+    rng = np.random.default_rng(1)
+    q, k, v = rng.normal(size=(4, 3)), rng.normal(size=(6, 3)), rng.normal(size=(6, 5))
+    output, weights = scaled_dot_product_attention(q, k, v)
+    np.testing.assert_allclose(output, naive_attention(q, k, v), rtol=1e-12)
+    assert weights.shape == (4, 6) and output.shape == (4, 5)
+
+
+def test_rows_sum_to_one_and_are_non_negative():
+    rng = np.random.default_rng(2)
+    _, weights = scaled_dot_product_attention(*(rng.normal(size=(2, 7, 4)) for _ in range(3)))
+    np.testing.assert_allclose(weights.sum(-1), 1.0)
+    assert np.all(weights >= 0)
+
+
+def test_batch_and_heads_broadcast():
+    rng = np.random.default_rng(3)
+    q = rng.normal(size=(2, 3, 5, 4))        # (batch, heads, n_q, d_k)
+    k = rng.normal(size=(2, 1, 6, 4))        # one key set shared by all heads
+    v = rng.normal(size=(6, 8))              # one value set shared by everything
+    output, weights = scaled_dot_product_attention(q, k, v)
+    assert output.shape == (2, 3, 5, 8) and weights.shape == (2, 3, 5, 6)
+    expected, _ = scaled_dot_product_attention(q[1, 2], k[1, 0], v)
+    np.testing.assert_allclose(output[1, 2], expected)
+
+
+def test_float32_in_float32_out():
+    x = np.ones((3, 2), dtype=np.float32)
+    output, weights = scaled_dot_product_attention(x, x, x)
+    assert output.dtype == np.float32 and weights.dtype == np.float32
+
+
+def test_integer_input_gives_float64():
+    output, _ = scaled_dot_product_attention([[1, 0]], [[1, 0]], [[2, 3]])
+    assert output.dtype == np.float64
+    np.testing.assert_array_equal(output, [[2.0, 3.0]])
+
+
+# --- masks ----------------------------------------------------------------------------------
+
+def test_causal_mask_values():
+    np.testing.assert_array_equal(causal_mask(3), [[1, 0, 0], [1, 1, 0], [1, 1, 1]])
+    assert causal_mask(3).dtype == bool
+
+
+def test_causal_mask_blocks_the_future():
+    rng = np.random.default_rng(4)
+    x = rng.normal(size=(5, 3))
+    output, weights = scaled_dot_product_attention(x, x, x, mask=causal_mask(5))
+    assert np.all(np.triu(weights, k=1) == 0)
+    np.testing.assert_allclose(weights.sum(-1), 1.0)
+    np.testing.assert_allclose(output[0], x[0])  # the first token sees only itself
+    # Changing a later token must not change earlier outputs.
+    x2 = x.copy()
+    x2[4] += 10.0
+    output2, _ = scaled_dot_product_attention(x2, x2, x2, mask=causal_mask(5))
+    np.testing.assert_allclose(output2[:4], output[:4])
+
+
+def test_padding_mask_values_and_shape():
+    mask = padding_mask([3, 1], 4)
+    assert mask.shape == (2, 1, 4) and mask.dtype == bool
+    np.testing.assert_array_equal(mask[:, 0], [[1, 1, 1, 0], [1, 0, 0, 0]])
+
+
+def test_padding_mask_ignores_padded_keys():
+    rng = np.random.default_rng(5)
+    q, k, v = rng.normal(size=(2, 3, 4)), rng.normal(size=(2, 5, 4)), rng.normal(size=(2, 5, 2))
+    output, weights = scaled_dot_product_attention(q, k, v, mask=padding_mask([5, 2], 5))
+    assert np.all(weights[1, :, 2:] == 0)
+    expected, _ = scaled_dot_product_attention(q[1], k[1, :2], v[1, :2])
+    np.testing.assert_allclose(output[1], expected)
+    # Whatever sits in the padding does not matter.
+    v2 = v.copy()
+    v2[1, 2:] = 1e6
+    np.testing.assert_allclose(scaled_dot_product_attention(q, k, v2, padding_mask([5, 2], 5))[0],
+                               output)
+
+
+def test_masks_combine_with_and():
+    mask = causal_mask(4)[None] & padding_mask([4, 2], 4)
+    x = np.random.default_rng(6).normal(size=(2, 4, 3))
+    _, weights = scaled_dot_product_attention(x, x, x, mask=mask)
+    assert np.all(weights[1, :, 2:] == 0) and np.all(np.triu(weights[0], 1) == 0)
+
+
+def test_fully_masked_row_gives_zeros_not_nan():
+    x = np.random.default_rng(7).normal(size=(1, 3, 2))
+    output, weights = scaled_dot_product_attention(x, x, x, mask=padding_mask([0], 3))
+    assert np.all(np.isfinite(output)) and np.all(np.isfinite(weights))
+    np.testing.assert_array_equal(weights, 0.0)
+    np.testing.assert_array_equal(output, 0.0)
+
+
+def test_mask_accepts_large_scores_without_overflow():
+    q = np.array([[1000.0, 0.0]])
+    k = np.array([[1000.0, 0.0], [-1000.0, 0.0]])
+    _, weights = scaled_dot_product_attention(q, k, k, mask=np.array([[False, True]]))
+    np.testing.assert_array_equal(weights, [[0.0, 1.0]])
+
+
+# --- bad input ------------------------------------------------------------------------------
+
+GOOD = np.ones((3, 4))
+
+
+@pytest.mark.parametrize("q, k, v, match", [
+    (np.ones(4), GOOD, GOOD, r"query must have rank >= 2.*got shape \(4,\)"),
+    (GOOD, np.ones(4), GOOD, r"key must have rank >= 2"),
+    (GOOD, GOOD, np.ones(3), r"value must have rank >= 2"),
+    (np.ones((3, 5)), GOOD, GOOD, r"same last axis d_k.*\(3, 5\).*\(3, 4\)"),
+    (GOOD, GOOD, np.ones((2, 4)), r"same length n_k.*\(3, 4\).*\(2, 4\)"),
+    (np.ones((2, 3, 4)), np.ones((3, 3, 4)), np.ones((3, 3, 4)), r"do not broadcast"),
+    (np.full((3, 4), np.nan), GOOD, GOOD, r"query contains NaN"),
+    (GOOD, GOOD, np.full((3, 4), np.inf), r"value contains NaN or infinity"),
+    (GOOD.astype(complex), GOOD, GOOD, r"complex"),
+])
+def test_bad_shapes_and_values_raise(q, k, v, match):
+    with pytest.raises(ValueError, match=match):
+        scaled_dot_product_attention(q, k, v)
+
+
+def test_non_boolean_mask_raises():
+    with pytest.raises(ValueError, match=r"mask must be boolean.*float64"):
+        scaled_dot_product_attention(GOOD, GOOD, GOOD, mask=np.ones((3, 3)))
+
+
+def test_non_broadcastable_mask_raises():
+    with pytest.raises(ValueError, match=r"mask of shape \(2, 2\).*\(3, 3\)"):
+        scaled_dot_product_attention(GOOD, GOOD, GOOD, mask=np.ones((2, 2), dtype=bool))
+
+
+def test_mask_that_would_grow_the_output_raises():
+    with pytest.raises(ValueError, match=r"mask of shape \(5, 3, 3\)"):
+        scaled_dot_product_attention(GOOD, GOOD, GOOD, mask=np.ones((5, 3, 3), dtype=bool))
+
+
+@pytest.mark.parametrize("n", [0, -1, 2.0, True, "3"])
+def test_causal_mask_rejects_bad_n(n):
+    with pytest.raises(ValueError, match="n must be"):
+        causal_mask(n)
+
+
+@pytest.mark.parametrize("lengths, n_k, match", [
+    ([1, 5], 4, r"\[0, n_k=4\]"),
+    ([-1], 4, r"\[0, n_k=4\]"),
+    ([[1, 2]], 4, "1-D array of integers"),
+    ([1.5], 4, "1-D array of integers"),
+    ([1], 0, "n_k must be a positive integer"),
+])
+def test_padding_mask_rejects_bad_input(lengths, n_k, match):
+    with pytest.raises(ValueError, match=match):
+        padding_mask(lengths, n_k)
+
+
+def test_attention_module_does_not_import_tensorflow():
+    code = "import sys, helpers.attention; print('tensorflow' in sys.modules)"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            check=True)
+    assert result.stdout.strip() == "False"
