@@ -6,12 +6,17 @@ its package, so Korean labels render without downloading anything.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 
-import koreanize_matplotlib  # noqa: F401 - registers and selects the bundled Korean font
 import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.figure import Figure
+
+with warnings.catch_warnings():
+    # koreanize-matplotlib 0.1.1 compares versions with distutils, which warns on import.
+    warnings.simplefilter("ignore", DeprecationWarning)
+    import koreanize_matplotlib  # noqa: F401 - registers and selects the bundled font
 
 __all__ = ["attention_heatmap"]
 

@@ -1,0 +1,93 @@
+"""The chapters: all in the toc, all run by nbval, committed from one clean run, complete.
+
+nbval itself (``--nbval``, outputs compared) executes every notebook; these tests check what
+nbval does not: that no notebook escapes it and that the committed files are well-formed.
+"""
+
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from tools.toc import ROOT, toc_files, toc_notebooks
+
+CHAPTERS = sorted(p.relative_to(ROOT) for p in (ROOT / "chapters").glob("*.ipynb"))
+REQUIRED_HEADINGS = ("## 학습 목표", "## 준비", "## 요약", "## 연습 문제")
+
+
+def read(path: Path):
+    return nbformat.read(ROOT / path, as_version=4)
+
+
+def test_every_toc_file_exists():
+    missing = [f for f in toc_files()
+               if not any((ROOT / f).with_suffix(s).exists() for s in (".md", ".ipynb"))]
+    assert not missing, f"_toc.yml names files that do not exist: {missing}"
+
+
+def test_every_chapter_notebook_is_in_the_toc():
+    assert CHAPTERS, "no notebooks in chapters/"
+    assert sorted(toc_notebooks()) == CHAPTERS, \
+        "chapters/ and _toc.yml disagree: every notebook in chapters/ must be in the toc"
+
+
+def test_every_toc_notebook_is_run_by_nbval(request):
+    if not request.config.getoption("nbval", default=False):
+        pytest.fail("run the tests with --nbval (the README's test command does)")
+    ran = {Path(item.fspath).resolve() for item in request.session.items
+           if type(item).__name__ == "IPyNbCell"}
+    missing = [str(nb) for nb in toc_notebooks() if (ROOT / nb).resolve() not in ran]
+    assert not missing, f"notebooks in the toc that nbval did not collect: {missing}"
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=str)
+def test_committed_from_one_clean_run(path):
+    counts = [c.execution_count for c in read(path).cells if c.cell_type == "code"]
+    assert counts == list(range(1, len(counts) + 1)), \
+        f"{path}: execution counts {counts} are not 1, 2, 3, ...: re-run top to bottom"
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=str)
+def test_no_errors_warnings_or_stderr_in_outputs(path):
+    for index, cell in enumerate(read(path).cells):
+        for out in cell.get("outputs", []):
+            where = f"{path}, cell {index}"
+            assert out.output_type != "error", f"{where}: an error output"
+            assert out.get("name") != "stderr", f"{where}: stderr output {out.get('text')!r}"
+            text = out.get("text", "") + str(out.get("data", {}).get("text/plain", ""))
+            assert "Warning" not in text, f"{where}: a warning in the output"
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=str)
+def test_chapter_structure(path):
+    cells = read(path).cells
+    assert cells[0].cell_type == "markdown" and cells[0].source.startswith("# "), \
+        f"{path}: the first cell must be the chapter title"
+    headings = [line for c in cells if c.cell_type == "markdown"
+                for line in c.source.splitlines() if line.startswith("## ")]
+    positions = [headings.index(h) if h in headings else -1 for h in REQUIRED_HEADINGS]
+    assert -1 not in positions, f"{path}: missing one of {REQUIRED_HEADINGS}: {headings}"
+    assert positions == sorted(positions), f"{path}: sections out of order: {headings}"
+    assert headings[-1] == "## 연습 문제", f"{path}: 연습 문제 must be the last section"
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=str)
+def test_one_setup_call_and_exercises_with_hidden_solutions(path):
+    cells = read(path).cells
+    code = "\n".join(c.source for c in cells if c.cell_type == "code")
+    assert code.count("helpers.setup(") == 1, f"{path}: call helpers.setup() exactly once"
+    text = "\n".join(c.source for c in cells if c.cell_type == "markdown")
+    exercises, solutions = text.count("```{exercise}"), text.count("```{solution}")
+    assert exercises >= 2 and solutions == exercises, \
+        f"{path}: {exercises} exercises, {solutions} solutions"
+    assert text.count(":class: dropdown") >= solutions, f"{path}: solutions must be hidden"
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=str)
+def test_plots_end_with_show(path):
+    for index, cell in enumerate(read(path).cells):
+        has_plot = "plt." in cell.source or "attention_heatmap(" in cell.source
+        if cell.cell_type == "code" and has_plot and "import" not in cell.source:
+            last = cell.source.strip().splitlines()[-1]
+            assert last.startswith("plt.show()"), \
+                f"{path}, cell {index}: a plotting cell must end with plt.show()"

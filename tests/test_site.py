@@ -1,0 +1,81 @@
+"""The built site: every page, every figure, and nothing the reader should not see."""
+
+import re
+
+import nbformat
+import pytest
+from bs4 import BeautifulSoup
+
+from tools.toc import ROOT, toc_files, toc_notebooks
+
+HIDDEN_TAGS = {"remove-cell", "remove-output"}
+# What must never reach a rendered output: framework logs, warnings, tracebacks.
+BAD_OUTPUT = [
+    (re.compile(r"Traceback \(most recent call last\)"), "a traceback"),
+    (re.compile(r"\w+Warning\b"), "a Python warning"),
+    (re.compile(r"^[IWEF]\d{4} \d\d:\d\d:\d\d", re.M), "an absl/TensorFlow log line"),
+    (re.compile(r"tensorflow/core|oneDNN|cuda|XLA", re.I), "a TensorFlow log line"),
+    (re.compile(r"^WARNING:|^INFO:", re.M), "a log line"),
+]
+# What would give away the build machine anywhere in a page.
+MACHINE_PATHS = [str(ROOT), "/root/", "/home/", "/tmp/", "site-packages", ".venv", "C:\\Users"]
+
+
+def page(built_site, name):
+    return (built_site / name).with_suffix(".html")
+
+
+def soup(path):
+    return BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser")
+
+
+def visible_png_outputs(nb_path):
+    nb = nbformat.read(ROOT / nb_path, as_version=4)
+    return sum("image/png" in out.get("data", {})
+               for cell in nb.cells if not HIDDEN_TAGS & set(cell.metadata.get("tags", []))
+               for out in cell.get("outputs", []))
+
+
+def test_every_toc_page_is_built(built_site):
+    missing = [f for f in toc_files() if not page(built_site, f).exists()]
+    assert not missing, f"pages missing from the build: {missing}"
+    assert (built_site / "index.html").exists()
+
+
+@pytest.mark.parametrize("nb_path", toc_notebooks(), ids=str)
+def test_chapter_page_shows_all_its_figures(built_site, nb_path):
+    html_path = page(built_site, nb_path.with_suffix(""))
+    images = [img for img in soup(html_path).select("div.cell_output img")]
+    expected = visible_png_outputs(nb_path)
+    assert expected > 0, f"{nb_path} has no figure"
+    assert len(images) == expected, f"{nb_path}: {len(images)} images, expected {expected}"
+    for img in images:
+        target = (html_path.parent / img["src"]).resolve()
+        assert target.is_file() and target.stat().st_size > 1000, f"broken image {img['src']}"
+
+
+@pytest.mark.parametrize("name", toc_files(), ids=str)
+def test_no_logs_warnings_or_tracebacks_in_outputs(built_site, name):
+    outputs = soup(page(built_site, name)).select("div.cell_output")
+    for out in outputs:
+        text = out.get_text("\n")
+        for pattern, what in BAD_OUTPUT:
+            match = pattern.search(text)
+            assert not match, f"{name}: {what} in an output: {match.group(0)!r}"
+
+
+@pytest.mark.parametrize("name", toc_files(), ids=str)
+def test_no_paths_of_the_build_machine(built_site, name):
+    html = page(built_site, name).read_text(encoding="utf-8")
+    found = [p for p in MACHINE_PATHS if p in html]
+    assert not found, f"{name}: the page shows paths of the build machine: {found}"
+
+
+@pytest.mark.parametrize("nb_path", toc_notebooks(), ids=str)
+def test_removed_cells_stay_hidden(built_site, nb_path):
+    nb = nbformat.read(ROOT / nb_path, as_version=4)
+    html = page(built_site, nb_path.with_suffix("")).read_text(encoding="utf-8")
+    for cell in nb.cells:
+        if "remove-cell" in cell.metadata.get("tags", []) and cell.source.strip():
+            first_line = cell.source.strip().splitlines()[0]
+            assert first_line not in html, f"{nb_path}: a remove-cell cell is visible"

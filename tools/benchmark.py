@@ -1,0 +1,95 @@
+"""Execute every chapter in a fresh kernel and report wall time and peak memory.
+
+Writes the table into README.md (between the bench markers) and regenerates status.md, the
+site's page about when and with what the notebooks were last executed. Not a test: numbers
+depend on the machine. Run it through ``python3.11 tools/course.py bench``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import platform
+import re
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from tools.toc import toc_notebooks  # noqa: E402
+PEAK_CODE = ("import resource, sys\n"
+             "_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+             "print(_kb / 1024 / (1024 if sys.platform == 'darwin' else 1))")
+VERSIONS_CODE = ("import importlib.metadata as m, platform\n"
+                 "print(platform.python_version(), m.version('numpy'), end=' ')\n"
+                 "try:\n    print(m.version('tensorflow-cpu'))\n"
+                 "except m.PackageNotFoundError:\n    print(m.version('tensorflow'))")
+TARGET_SECONDS, TARGET_MB = 30, 1024
+
+
+def execute(path: Path) -> tuple[float, float, str]:
+    """Run one notebook top to bottom; return (seconds, peak MB of the kernel, versions)."""
+    nb = nbformat.read(path, as_version=4)
+    nb.cells += [nbformat.v4.new_code_cell(VERSIONS_CODE), nbformat.v4.new_code_cell(PEAK_CODE)]
+    client = NotebookClient(nb, timeout=600, kernel_name="python3",
+                            resources={"metadata": {"path": str(path.parent)}})
+    start = time.perf_counter()
+    client.execute()
+    seconds = time.perf_counter() - start
+    peak_mb = float(nb.cells[-1].outputs[0]["text"])
+    versions = nb.cells[-2].outputs[0]["text"].strip()
+    return seconds, peak_mb, versions
+
+
+def table(rows: list[tuple[str, float, float]]) -> str:
+    lines = ["| 장 | 실행 시간 (초) | 최대 메모리 (MB) |", "|---|---:|---:|"]
+    lines += [f"| {name} | {sec:.1f} | {mb:.0f} |" for name, sec, mb in rows]
+    return "\n".join(lines)
+
+
+def update_readme(text: str) -> None:
+    readme = ROOT / "README.md"
+    pattern = re.compile(r"(<!-- bench:start -->\n).*?(<!-- bench:end -->)", re.S)
+    content = readme.read_text(encoding="utf-8")
+    if not pattern.search(content):
+        raise SystemExit("README.md has no <!-- bench:start --> ... <!-- bench:end --> block")
+    readme.write_text(pattern.sub(lambda m: m.group(1) + text + "\n" + m.group(2), content),
+                      encoding="utf-8")
+
+
+def write_status(rows, versions: str, when: str) -> None:
+    python, numpy, tensorflow = versions.split()
+    machine = f"{platform.system()} {platform.machine()}"
+    (ROOT / "status.md").write_text(
+        "# 실행 환경과 실행 기록\n\n"
+        "이 페이지는 `python3.11 tools/course.py bench`가 만듭니다. 모든 장을 새 커널에서 처음부터\n"
+        "끝까지 실행하고 걸린 시간과 커널 프로세스의 최대 메모리(RSS)를 잽니다.\n\n"
+        f"- 마지막 실행: {when}\n- 기계: {machine}, CPU만 사용\n"
+        f"- Python {python}, NumPy {numpy}, TensorFlow {tensorflow}\n\n"
+        f"{table(rows)}\n\n"
+        f"목표는 장마다 {TARGET_SECONDS}초, {TARGET_MB} MB 미만입니다(코어 2개 기계 기준).\n",
+        encoding="utf-8")
+
+
+def main() -> None:
+    rows, versions = [], ""
+    for path in toc_notebooks():
+        seconds, peak_mb, versions = execute(ROOT / path)
+        rows.append((path.stem, seconds, peak_mb))
+        print(f"{path.stem:40s} {seconds:6.1f} s {peak_mb:7.0f} MB", flush=True)
+    when = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    text = table(rows) + f"\n\n({when}, {platform.system()} {platform.machine()}, " \
+                         f"Python/NumPy/TensorFlow {versions.replace(' ', ' / ')})"
+    update_readme(text)
+    write_status(rows, versions, when)
+    print(text)
+    over = [r for r in rows if r[1] > TARGET_SECONDS or r[2] > TARGET_MB]
+    if over:
+        print(f"over the per-chapter target: {[r[0] for r in over]}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,97 @@
+"""Set up, build, test and benchmark the course with one command each.
+
+Needs only Python 3.11 (standard library). Every command first makes sure the virtual
+environment ``.venv`` exists and matches requirements.txt and pyproject.toml; it reinstalls
+only when one of them changed, so a second run starts at once.
+
+    python3.11 tools/course.py build   # the site, into _build/html
+    python3.11 tools/course.py test    # every test: helpers, notebooks (nbval), site, browser
+    python3.11 tools/course.py bench   # run each chapter in a fresh kernel: time and memory
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+VENV = ROOT / ".venv"
+STAMP = VENV / ".installed-from"
+INPUTS = ("requirements.txt", "pyproject.toml")
+
+
+def venv_bin(name: str) -> Path:
+    folder = "Scripts" if os.name == "nt" else "bin"
+    suffix = ".exe" if os.name == "nt" else ""
+    return VENV / folder / f"{name}{suffix}"
+
+
+def run(*cmd, **kwargs) -> None:
+    print("+", " ".join(str(c) for c in cmd), flush=True)
+    subprocess.run([str(c) for c in cmd], cwd=ROOT, check=True, **kwargs)
+
+
+def fingerprint() -> str:
+    digest = hashlib.sha256(sys.version.encode())
+    for name in INPUTS:
+        digest.update((ROOT / name).read_bytes())
+    return digest.hexdigest()
+
+
+def ensure_venv() -> None:
+    """Create .venv and install the pinned requirements, unless already up to date."""
+    if sys.version_info[:2] != (3, 11):
+        print(f"warning: the course is tested with Python 3.11; this is {sys.version.split()[0]}",
+              file=sys.stderr)
+    if not venv_bin("python").exists():
+        print(f"creating {VENV}", flush=True)
+        venv.EnvBuilder(with_pip=True).create(VENV)
+    wanted = fingerprint()
+    if STAMP.exists() and STAMP.read_text() == wanted:
+        return
+    run(venv_bin("python"), "-m", "pip", "install", "--disable-pip-version-check", "-q",
+        "-r", "requirements.txt")
+    STAMP.write_text(wanted)
+
+
+def build() -> None:
+    """Build the site from the committed notebooks, with Sphinx warnings as errors."""
+    run(venv_bin("jupyter-book"), "build", ".", "--warningiserror", "--keep-going")
+    print(f"site: {ROOT / '_build' / 'html' / 'index.html'}")
+
+
+def test(extra: list[str]) -> None:
+    """Run every test: helpers, notebooks under nbval (outputs compared), built site."""
+    run(venv_bin("python"), "-m", "pytest", "chapters", "tests", "--nbval",
+        "--nbval-current-env", "-p", "no:cacheprovider", "-q", *extra)
+
+
+def bench() -> None:
+    run(venv_bin("python"), ROOT / "tools" / "benchmark.py")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("command", choices=["setup", "build", "test", "bench"])
+    parser.add_argument("pytest_args", nargs="*", help="extra arguments for pytest (test)")
+    args = parser.parse_args()
+    ensure_venv()
+    try:
+        if args.command == "build":
+            build()
+        elif args.command == "test":
+            test(args.pytest_args)
+        elif args.command == "bench":
+            bench()
+    except subprocess.CalledProcessError as err:
+        sys.exit(err.returncode)
+
+
+if __name__ == "__main__":
+    main()
