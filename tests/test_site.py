@@ -18,7 +18,7 @@ BAD_OUTPUT = [
     (re.compile(r"^WARNING:|^INFO:", re.M), "a log line"),
 ]
 # What would give away the build machine anywhere in a page.
-MACHINE_PATHS = [str(ROOT), "/root/", "/home/", "/tmp/", "site-packages", ".venv", "C:\\Users"]
+MACHINE_PATHS = [str(ROOT), "/root/", "/home/", "/tmp/", "site-packages", "C:\\Users"]
 
 
 def page(built_site, name):

@@ -7,6 +7,7 @@ only when one of them changed, so a second run starts at once.
     python3.11 tools/course.py build   # the site, into _build/html
     python3.11 tools/course.py test    # every test: helpers, notebooks (nbval), site, browser
     python3.11 tools/course.py bench   # run each chapter in a fresh kernel: time and memory
+    python3.11 tools/course.py execute chapters/NN_name.ipynb   # re-run one in place
 """
 
 from __future__ import annotations
@@ -75,20 +76,28 @@ def bench() -> None:
     run(venv_bin("python"), ROOT / "tools" / "benchmark.py")
 
 
+def execute(notebooks: list[str]) -> None:
+    """Re-run notebooks top to bottom in a fresh kernel and save them with their outputs."""
+    run(venv_bin("python"), ROOT / "tools" / "execute.py", *notebooks)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("command", choices=["setup", "build", "test", "bench"])
-    parser.add_argument("pytest_args", nargs="*", help="extra arguments for pytest (test)")
+    parser.add_argument("command", choices=["setup", "build", "test", "bench", "execute"])
+    parser.add_argument("args", nargs="*",
+                        help="test: extra arguments for pytest; execute: the notebooks")
     args = parser.parse_args()
     ensure_venv()
     try:
         if args.command == "build":
             build()
         elif args.command == "test":
-            test(args.pytest_args)
+            test(args.args)
         elif args.command == "bench":
             bench()
+        elif args.command == "execute":
+            execute(args.args)
     except subprocess.CalledProcessError as err:
         sys.exit(err.returncode)
 

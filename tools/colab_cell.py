@@ -1,0 +1,69 @@
+"""The first code cell of every chapter: installs helpers in Colab, does nothing elsewhere.
+
+A notebook opened in Colab has only the notebook, not the repository, so this cell cannot live
+in helpers. It is generated here from the repository URL in _config.yml (the one place that
+names it) and copied into every chapter by ``python tools/colab_cell.py``; a test checks every
+chapter carries exactly this cell.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import nbformat
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from tools.toc import toc_notebooks  # noqa: E402
+
+TAGS = ["remove-cell"]
+TEMPLATE = '''\
+# Colab에서 열었을 때만 이 코스의 helpers 패키지를 설치한다. 다른 곳에서는 아무 일도 하지 않는다.
+import importlib, os, subprocess, sys
+
+HELPERS_SOURCE = "git+{url}@{branch}"
+in_colab = "google.colab" in sys.modules or "COLAB_RELEASE_TAG" in os.environ
+wanted = os.environ.get("COURSE_HELPERS_SOURCE")  # to test this cell outside Colab
+if importlib.util.find_spec("helpers") is None and (in_colab or wanted):
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", wanted or HELPERS_SOURCE],
+                   check=True)
+    importlib.invalidate_caches()'''
+
+
+def repository() -> tuple[str, str]:
+    """The repository URL and branch, from _config.yml."""
+    config = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
+    repo = config["repository"]
+    return repo["url"].rstrip("/"), repo.get("branch", "main")
+
+
+def cell_source() -> str:
+    url, branch = repository()
+    return TEMPLATE.format(url=url, branch=branch)
+
+
+def is_colab_cell(cell) -> bool:
+    return cell.cell_type == "code" and "HELPERS_SOURCE" in cell.source
+
+
+def sync(path: Path) -> bool:
+    """Put the current cell first among the code cells of ``path``; True if it changed."""
+    nb = nbformat.read(path, as_version=4)
+    first_code = next(i for i, c in enumerate(nb.cells) if c.cell_type == "code")
+    if is_colab_cell(nb.cells[first_code]):
+        if nb.cells[first_code].source == cell_source():
+            return False
+        nb.cells[first_code].source = cell_source()
+    else:
+        cell = nbformat.v4.new_code_cell(cell_source(), metadata={"tags": TAGS})
+        nb.cells.insert(first_code, cell)
+    nbformat.write(nb, path)
+    return True
+
+
+if __name__ == "__main__":
+    for notebook in toc_notebooks():
+        if sync(ROOT / notebook):
+            print(f"updated {notebook}: re-run it top to bottom before committing")
