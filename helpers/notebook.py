@@ -33,7 +33,7 @@ def _configure_matplotlib() -> None:
 
     from . import plotting  # noqa: F401, PLC0415 - registers the Korean font
 
-    matplotlib.rcParams.update({"figure.dpi": 100, "savefig.dpi": 100,
+    matplotlib.rcParams.update({"figure.dpi": 150, "savefig.dpi": 150,
                                 "figure.max_open_warning": 0})
 
 

@@ -1,0 +1,184 @@
+"""The built site in a real browser (Debian's Chromium driven by Playwright), fully offline.
+
+Every request that does not go to the local server is aborted, so formulas, fonts and search
+must work from the site's own files. Screenshots go to _build/screenshots/ for people to look
+at. Without Chromium these tests are skipped with a reason, except in CI (CI=true), where a
+missing browser is a failure.
+"""
+
+import functools
+import http.server
+import json
+import os
+import re
+import shutil
+import threading
+import urllib.request
+from urllib.parse import quote
+
+import pytest
+import yaml
+
+from tools.toc import ROOT, toc_files, toc_notebooks
+
+SHOTS = ROOT / "_build" / "screenshots"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync"]
+HANGUL = re.compile(r"[가-힣]{2,}")
+
+
+def chromium_path():
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        if found := shutil.which(name):
+            return found
+    return None
+
+
+class QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture(scope="session")
+def server(built_site):
+    handler = functools.partial(QuietHandler, directory=str(built_site))
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    httpd.shutdown()
+
+
+@pytest.fixture(scope="session")
+def browser():
+    executable = chromium_path()
+    if executable is None:
+        if os.environ.get("CI"):
+            pytest.fail("Chromium is not installed; .ci/run installs Debian's chromium package")
+        pytest.skip("no Chromium on this machine (apt-get install chromium): browser tests skipped")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture()
+def page(browser, server):
+    context = browser.new_context(viewport={"width": 1280, "height": 900}, locale="ko-KR")
+    external = []
+
+    def only_local(route):
+        if route.request.url.startswith(server):
+            route.continue_()
+        else:
+            external.append(route.request.url)
+            route.abort()
+
+    context.route("**/*", only_local)
+    page = context.new_page()
+    page.console_errors = []
+    page.on("console", lambda m: m.type == "error" and page.console_errors.append(m.text))
+    page.on("pageerror", lambda e: page.console_errors.append(str(e)))
+    page.external_requests = external
+    yield page
+    context.close()
+
+
+def open_page(page, server, name):
+    response = page.goto(f"{server}/{name}.html", wait_until="load")
+    page.wait_for_load_state("networkidle")
+    return response
+
+
+def wait_for_math(page):
+    if page.locator(".math").count():
+        page.wait_for_function(
+            "document.querySelectorAll('mjx-container').length >= "
+            "document.querySelectorAll('.math').length", timeout=20000)
+
+
+@pytest.mark.parametrize("name", toc_files(), ids=str)
+def test_page_renders_offline(page, server, name):
+    response = open_page(page, server, name)
+    assert response.status == 200
+    wait_for_math(page)
+    broken = page.evaluate("[...document.images].filter(i => !i.complete || i.naturalWidth === 0)"
+                           ".map(i => i.src)")
+    assert not broken, f"{name}: images that did not load: {broken}"
+    main_text = page.inner_text("main")
+    assert HANGUL.search(main_text), f"{name}: no Korean text"
+    assert "$$" not in main_text and "\\frac" not in main_text, f"{name}: raw LaTeX is visible"
+    assert not page.console_errors, f"{name}: console errors {page.console_errors}"
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=SHOTS / f"{name.replace('/', '_')}.png", full_page=True)
+
+
+@pytest.mark.parametrize("nb_path", toc_notebooks(), ids=str)
+def test_formulas_are_typeset_by_mathjax(page, server, nb_path):
+    open_page(page, server, nb_path.with_suffix("").as_posix())
+    wait_for_math(page)
+    assert page.locator("mjx-container").count() > 0
+    assert not [u for u in page.external_requests if "mathjax" in u.lower()], \
+        "MathJax must come from the site itself"
+
+
+SEARCHES = {  # query: pages that must be among the results
+    "어텐션": ["chapters/01_attention_intuition", "chapters/02_scaled_dot_product_attention"],
+    "마스크": ["chapters/02_scaled_dot_product_attention"],
+    "소프트맥스": ["chapters/01_attention_intuition", "chapters/02_scaled_dot_product_attention"],
+    "쿼리를": ["chapters/01_attention_intuition"],
+    "패딩": ["chapters/02_scaled_dot_product_attention"],
+    "softmax": ["chapters/02_scaled_dot_product_attention"],
+}
+
+
+@pytest.mark.parametrize("query", SEARCHES, ids=str)
+def test_korean_search_finds_pages(page, server, query):
+    page.goto(f"{server}/search.html?q={quote(query)}", wait_until="load")
+    page.wait_for_selector("#search-results ul.search li", timeout=20000)
+    links = page.eval_on_selector_all("#search-results ul.search li a",
+                                      "as => as.map(a => a.getAttribute('href'))")
+    found = {re.sub(r"\.html.*$", "", href) for href in links}
+    missing = [p for p in SEARCHES[query] if p not in found]
+    assert not missing, f"search '{query}' misses {missing}; found {sorted(found)}"
+    assert not page.console_errors, page.console_errors
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=SHOTS / f"search_{query}.png", full_page=True)
+
+
+def repository():
+    config = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
+    repo = config["repository"]
+    slug = re.sub(r"^https://github.com/", "", repo["url"].rstrip("/"))
+    return slug, repo.get("branch", "main")
+
+
+@pytest.mark.parametrize("nb_path", toc_notebooks(), ids=str)
+def test_launch_and_download_links_point_at_this_chapter(page, server, nb_path):
+    open_page(page, server, nb_path.with_suffix("").as_posix())
+    slug, branch = repository()
+    hrefs = page.eval_on_selector_all("a", "as => as.map(a => a.href)")
+    binder = f"https://mybinder.org/v2/gh/{slug}/{branch}?urlpath=tree/{nb_path.as_posix()}"
+    colab = f"https://colab.research.google.com/github/{slug}/blob/{branch}/{nb_path.as_posix()}"
+    assert binder in hrefs, f"no Binder link {binder}"
+    assert colab in hrefs, f"no Colab link {colab}"
+    download = f"{server}/_sources/{nb_path.as_posix()}"
+    assert download in hrefs, f"no download link {download}"
+    with urllib.request.urlopen(download) as response:
+        notebook = json.loads(response.read())
+    assert notebook["cells"][0]["source"], "the downloaded notebook is empty"
+
+
+def test_solution_opens_on_click(page, server):
+    name = toc_notebooks()[0].with_suffix("").as_posix()
+    open_page(page, server, name)
+    solution = page.locator("div.solution").first
+    body = solution.locator("section, .admonition-title ~ *").first
+    assert not body.is_visible(), "solutions must start hidden"
+    solution.locator(".admonition-title").click()
+    body.wait_for(state="visible", timeout=5000)
+    solution.scroll_into_view_if_needed()
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=SHOTS / "solution_opened.png")
