@@ -8,6 +8,7 @@ depend on the machine. Run it through ``python3.11 tools/course.py bench``.
 from __future__ import annotations
 
 import datetime as dt
+import os
 import platform
 import re
 import sys
@@ -28,6 +29,12 @@ VERSIONS_CODE = ("import importlib.metadata as m, platform\n"
                  "try:\n    print(m.version('tensorflow-cpu'))\n"
                  "except m.PackageNotFoundError:\n    print(m.version('tensorflow'))")
 TARGET_SECONDS, TARGET_MB = 30, 1024
+
+
+def title(path: Path) -> str:
+    """The chapter's title: the first line of its first cell, without the '#'."""
+    nb = nbformat.read(path, as_version=4)
+    return nb.cells[0].source.splitlines()[0].lstrip("# ").strip()
 
 
 def execute(path: Path) -> tuple[float, float, str]:
@@ -62,7 +69,7 @@ def update_readme(text: str) -> None:
 
 def write_status(rows, versions: str, when: str) -> None:
     python, numpy, tensorflow = versions.split()
-    machine = f"{platform.system()} {platform.machine()}"
+    machine = f"{platform.system()} {platform.machine()}, 코어 {os.cpu_count()}개"
     (ROOT / "status.md").write_text(
         "# 실행 환경과 실행 기록\n\n"
         "이 페이지는 `python3.11 tools/course.py bench`가 만듭니다. 모든 장을 새 커널에서 처음부터\n"
@@ -78,7 +85,7 @@ def main() -> None:
     rows, versions = [], ""
     for path in toc_notebooks():
         seconds, peak_mb, versions = execute(ROOT / path)
-        rows.append((path.stem, seconds, peak_mb))
+        rows.append((title(ROOT / path), seconds, peak_mb))
         print(f"{path.stem:40s} {seconds:6.1f} s {peak_mb:7.0f} MB", flush=True)
     when = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     text = table(rows) + f"\n\n({when}, {platform.system()} {platform.machine()}, " \
