@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["softmax", "scaled_dot_product_attention", "causal_mask", "padding_mask"]
+__all__ = ["softmax", "scaled_dot_product_attention", "causal_mask", "padding_mask",
+           "additive_attention", "MultiHeadAttention"]
 
 
 def _as_float_array(x, name: str) -> np.ndarray:
@@ -268,3 +269,348 @@ def padding_mask(lengths, n_k: int) -> np.ndarray:
         raise ValueError(f"every length must lie in [0, n_k={n_k}]; got {lengths.tolist()}")
     positions = np.arange(n_k)
     return (positions[None, :] < lengths[:, None])[:, None, :]
+
+
+def additive_attention(query, key, value, w_query, w_key, w_score, mask=None):
+    """Additive (Bahdanau) attention: score(q, k) = w_score^T tanh(W_q q + W_k k).
+
+    Parameters
+    ----------
+    query : array_like, shape (..., n_q, d_q), real
+        Queries, for example a decoder's hidden states.
+    key : array_like, shape (..., n_k, d_key), real
+        Keys, for example an encoder's hidden states.
+    value : array_like, shape (..., n_k, d_v), real
+        Values mixed by the weights (often the same array as ``key``).
+    w_query : array_like, shape (d_q, units)
+        Projection of the queries (W_a in the paper, applied as ``query @ w_query``).
+    w_key : array_like, shape (d_key, units)
+        Projection of the keys (U_a in the paper).
+    w_score : array_like, shape (units,)
+        The vector that turns each ``tanh`` feature vector into one score (v_a in the paper).
+    mask : array_like of bool, broadcastable to (..., n_q, n_k), optional
+        ``True`` where a query may attend to a key (as in
+        :func:`scaled_dot_product_attention`).
+
+    Returns
+    -------
+    output : numpy.ndarray, shape (..., n_q, d_v)
+        The context vectors.
+    weights : numpy.ndarray, shape (..., n_q, n_k)
+        Attention weights; rows sum to 1, a fully masked row is all zeros.
+
+    Raises
+    ------
+    ValueError
+        If an input has rank below 2, the projections do not fit the inputs
+        (``w_query.shape[0] != d_q``, ``w_key.shape[0] != d_key``, different ``units``),
+        ``key`` and ``value`` differ in ``n_k``, the mask is not boolean or does not
+        broadcast, or any input contains NaN or infinity.
+
+    Notes
+    -----
+    Bahdanau, Cho and Bengio (2015), "Neural Machine Translation by Jointly Learning to Align
+    and Translate", section 3.1 and appendix A.1.2:
+    e_ij = v_a^T tanh(W_a s_{i-1} + U_a h_j). Keras's ``AdditiveAttention`` is the special
+    case ``w_query = w_key = I`` with ``w_score`` its learned ``scale`` vector (chapter 4).
+    """
+    query, key, value = (_as_float_array(a, n) for a, n in
+                         ((query, "query"), (key, "key"), (value, "value")))
+    w_query, w_key, w_score = (_as_float_array(a, n) for a, n in
+                               ((w_query, "w_query"), (w_key, "w_key"), (w_score, "w_score")))
+    for name, arr in (("query", query), ("key", key), ("value", value)):
+        if arr.ndim < 2:
+            raise ValueError(f"{name} must have rank >= 2; got shape {arr.shape}")
+        _require_finite(arr, name)
+    if w_query.ndim != 2 or w_key.ndim != 2 or w_score.ndim != 1:
+        raise ValueError("w_query and w_key must be 2-D and w_score 1-D; got shapes "
+                         f"{w_query.shape}, {w_key.shape}, {w_score.shape}")
+    if w_query.shape[0] != query.shape[-1] or w_key.shape[0] != key.shape[-1]:
+        raise ValueError(f"w_query {w_query.shape} must fit query {query.shape} and w_key "
+                         f"{w_key.shape} must fit key {key.shape} (first axis = feature axis)")
+    if not w_query.shape[1] == w_key.shape[1] == w_score.shape[0]:
+        raise ValueError("w_query, w_key and w_score must share the axis units; got "
+                         f"{w_query.shape}, {w_key.shape}, {w_score.shape}")
+    if key.shape[-2] != value.shape[-2]:
+        raise ValueError(f"key and value must have the same length n_k; got key {key.shape} "
+                         f"and value {value.shape}")
+    features = np.tanh((query @ w_query)[..., :, None, :] + (key @ w_key)[..., None, :, :])
+    scores = features @ w_score  # (..., n_q, n_k)
+    if mask is not None:
+        scores = np.where(_check_mask(mask, scores.shape), scores, -np.inf)
+    weights = softmax(scores, axis=-1)
+    return weights @ value, weights
+
+
+def _keras_causal_mask(n_q: int, n_k: int) -> np.ndarray:
+    """Keras's causal mask for possibly different lengths: query i sees keys j <= i."""
+    return np.tri(n_q, n_k, dtype=bool)
+
+
+class MultiHeadAttention:
+    """Multi-head attention in NumPy, with its weights in the layout of Keras.
+
+    Each of the ``num_heads`` heads projects the inputs to its own query, key and value,
+    runs :func:`scaled_dot_product_attention`, and the heads' outputs are projected back
+    and summed (equivalently: concatenated and multiplied by W^O).
+
+    Parameters
+    ----------
+    query_kernel : array_like, shape (d_query, num_heads, key_dim)
+    key_kernel : array_like, shape (d_key, num_heads, key_dim)
+    value_kernel : array_like, shape (d_value, num_heads, value_dim)
+    output_kernel : array_like, shape (num_heads, value_dim, d_model)
+        The same shapes as the kernels of ``keras.layers.MultiHeadAttention``.
+    query_bias, key_bias : array_like, shape (num_heads, key_dim), optional
+    value_bias : array_like, shape (num_heads, value_dim), optional
+    output_bias : array_like, shape (d_model,), optional
+        Biases; ``None`` means no bias (Keras's ``use_bias=False``).
+    vectorized : bool, default True
+        Compute all heads at once with reshape/transpose (``True``) or one head at a time in
+        a Python loop (``False``). Both give the same numbers.
+
+    Raises
+    ------
+    ValueError
+        If a kernel has the wrong rank or the shapes disagree (num_heads, key_dim,
+        value_dim), or a bias does not match its kernel.
+
+    Notes
+    -----
+    Vaswani et al. (2017), section 3.2.2: MultiHead(Q, K, V) = Concat(head_1..head_h) W^O,
+    head_i = Attention(Q W_i^Q, K W_i^K, V W_i^V). Taught in chapter 3; chapter 4 shows it
+    gives the numbers of ``keras.layers.MultiHeadAttention`` (see :meth:`from_keras`).
+    """
+
+    _NAMES = ("query", "key", "value", "output")
+
+    def __init__(self, query_kernel, key_kernel, value_kernel, output_kernel,
+                 query_bias=None, key_bias=None, value_bias=None, output_bias=None, *,
+                 vectorized: bool = True):
+        kernels = [_as_float_array(k, f"{n}_kernel") for k, n in
+                   zip((query_kernel, key_kernel, value_kernel, output_kernel), self._NAMES)]
+        for kernel, name in zip(kernels, self._NAMES):
+            if kernel.ndim != 3:
+                raise ValueError(f"{name}_kernel must be 3-D; got shape {kernel.shape}")
+        self.query_kernel, self.key_kernel, self.value_kernel, self.output_kernel = kernels
+        num_heads, key_dim = self.query_kernel.shape[1:]
+        value_dim = self.value_kernel.shape[2]
+        expected = {"key_kernel": (self.key_kernel.shape[1:], (num_heads, key_dim)),
+                    "value_kernel": (self.value_kernel.shape[1:2], (num_heads,)),
+                    "output_kernel": (self.output_kernel.shape[:2], (num_heads, value_dim))}
+        for name, (got, want) in expected.items():
+            if tuple(got) != want:
+                raise ValueError(f"{name} has shape {getattr(self, name).shape}, which does not "
+                                 f"fit num_heads={num_heads}, key_dim={key_dim}, "
+                                 f"value_dim={value_dim} of query_kernel and value_kernel")
+        shapes = ((num_heads, key_dim), (num_heads, key_dim), (num_heads, value_dim),
+                  (self.output_kernel.shape[2],))
+        biases = []
+        for bias, name, shape in zip((query_bias, key_bias, value_bias, output_bias),
+                                     self._NAMES, shapes):
+            if bias is not None:
+                bias = _as_float_array(bias, f"{name}_bias")
+                if bias.shape != shape:
+                    raise ValueError(f"{name}_bias must have shape {shape}; got {bias.shape}")
+            biases.append(bias)
+        self.query_bias, self.key_bias, self.value_bias, self.output_bias = biases
+        self.vectorized = vectorized
+
+    # --- construction ---------------------------------------------------------------------
+
+    @classmethod
+    def random(cls, d_model: int, num_heads: int, key_dim: int, value_dim: int | None = None,
+               *, rng: np.random.Generator, use_bias: bool = True, vectorized: bool = True):
+        """Random kernels (Glorot-uniform: variance 2 / (fan_in + fan_out)) and zero biases.
+
+        Parameters
+        ----------
+        d_model : int
+            Feature size of the inputs and of the output.
+        num_heads, key_dim : int
+            Number of heads and size of each head's query and key.
+        value_dim : int, optional
+            Size of each head's value; defaults to ``key_dim``.
+        rng : numpy.random.Generator
+            Source of the random numbers.
+        use_bias : bool, default True
+            Create zero biases (``False``: no biases).
+        vectorized : bool, default True
+            See the class.
+        """
+        value_dim = key_dim if value_dim is None else value_dim
+
+        def glorot(fan_in, shape):
+            limit = np.sqrt(6.0 / (fan_in + int(np.prod(shape)) // fan_in))
+            return rng.uniform(-limit, limit, size=shape)
+
+        kernels = [glorot(d_model, (d_model, num_heads, key_dim)),
+                   glorot(d_model, (d_model, num_heads, key_dim)),
+                   glorot(d_model, (d_model, num_heads, value_dim)),
+                   glorot(num_heads * value_dim, (num_heads, value_dim, d_model))]
+        biases = [np.zeros(s) for s in ((num_heads, key_dim), (num_heads, key_dim),
+                                        (num_heads, value_dim), (d_model,))]
+        return cls(*kernels, *(biases if use_bias else [None] * 4), vectorized=vectorized)
+
+    @classmethod
+    def from_keras(cls, layer, *, vectorized: bool = True):
+        """Copy the weights of a built ``keras.layers.MultiHeadAttention``.
+
+        Parameters
+        ----------
+        layer : keras.layers.MultiHeadAttention
+            A layer that has been called once (so its weights exist).
+
+        Raises
+        ------
+        ValueError
+            If the layer has no weights yet or they are not named query/key/value/output.
+        """
+        keras_names = {"query": "query", "key": "key", "value": "value",
+                       "attention_output": "output"}
+        found = {}
+        for variable in getattr(layer, "weights", []):
+            parts = str(getattr(variable, "path", variable.name)).split("/")
+            if len(parts) >= 2 and parts[-2] in keras_names and parts[-1] in ("kernel", "bias"):
+                found[f"{keras_names[parts[-2]]}_{parts[-1]}"] = np.asarray(variable)
+        missing = [f"{n}_kernel" for n in cls._NAMES if f"{n}_kernel" not in found]
+        if missing:
+            raise ValueError(f"the layer has no weights {missing}: call it once on data (or "
+                             "build it) before copying; got "
+                             f"{[getattr(v, 'path', v.name) for v in getattr(layer, 'weights', [])]}")
+        return cls(**found, vectorized=vectorized)
+
+    # --- properties ---------------------------------------------------------------------------
+
+    @property
+    def num_heads(self) -> int:
+        return self.query_kernel.shape[1]
+
+    @property
+    def key_dim(self) -> int:
+        return self.query_kernel.shape[2]
+
+    @property
+    def value_dim(self) -> int:
+        return self.value_kernel.shape[2]
+
+    def get_weights(self) -> list[np.ndarray]:
+        """Kernels and biases in the order of Keras's ``layer.get_weights()``."""
+        pairs = zip((self.query_kernel, self.key_kernel, self.value_kernel, self.output_kernel),
+                    (self.query_bias, self.key_bias, self.value_bias, self.output_bias))
+        return [w for kernel, bias in pairs for w in (kernel, bias) if w is not None]
+
+    def count_params(self) -> int:
+        """The number of weights, as Keras's ``count_params()`` counts them."""
+        return int(sum(w.size for w in self.get_weights()))
+
+    def without_head(self, head: int) -> "MultiHeadAttention":
+        """A copy in which head ``head`` contributes nothing (its output kernel is zero)."""
+        if not 0 <= head < self.num_heads:
+            raise ValueError(f"head must be in [0, {self.num_heads}); got {head}")
+        output_kernel = self.output_kernel.copy()
+        output_kernel[head] = 0.0
+        return MultiHeadAttention(self.query_kernel, self.key_kernel, self.value_kernel,
+                                  output_kernel, self.query_bias, self.key_bias,
+                                  self.value_bias, self.output_bias, vectorized=self.vectorized)
+
+    # --- computation --------------------------------------------------------------------------
+
+    def _project(self, x, kernel, bias):
+        """(..., n, d) @ (d, H, k) -> (..., H, n, k), heads split off with reshape/transpose."""
+        d, heads, size = kernel.shape
+        flat = x @ kernel.reshape(d, heads * size)             # (..., n, H*k)
+        split = flat.reshape(*flat.shape[:-1], heads, size)     # (..., n, H, k)
+        if bias is not None:
+            split = split + bias
+        return np.swapaxes(split, -2, -3)                        # (..., H, n, k)
+
+    def _combine(self, heads_out):
+        """(..., H, n, v) -> (..., n, d_model): concatenate the heads, multiply by W^O."""
+        merged = np.swapaxes(heads_out, -2, -3)                  # (..., n, H, v)
+        merged = merged.reshape(*merged.shape[:-2], -1)          # (..., n, H*v)
+        heads, size, d_model = self.output_kernel.shape
+        out = merged @ self.output_kernel.reshape(heads * size, d_model)
+        return out if self.output_bias is None else out + self.output_bias
+
+    def _heads_vectorized(self, query, key, value, mask):
+        q = self._project(query, self.query_kernel, self.query_bias)
+        k = self._project(key, self.key_kernel, self.key_bias)
+        v = self._project(value, self.value_kernel, self.value_bias)
+        heads_mask = None if mask is None else mask[..., None, :, :]
+        return scaled_dot_product_attention(q, k, v, heads_mask)
+
+    def _heads_looped(self, query, key, value, mask):
+        outputs, weights = [], []
+        for h in range(self.num_heads):
+            q, k, v = (x @ kernel[:, h, :] + (0.0 if bias is None else bias[h])
+                       for x, kernel, bias in ((query, self.query_kernel, self.query_bias),
+                                               (key, self.key_kernel, self.key_bias),
+                                               (value, self.value_kernel, self.value_bias)))
+            out_h, w_h = scaled_dot_product_attention(q, k, v, mask)
+            outputs.append(out_h)
+            weights.append(w_h)
+        return np.stack(outputs, axis=-3), np.stack(weights, axis=-3)
+
+    def _check_inputs(self, query, key, value):
+        for name, arr, kernel in (("query", query, self.query_kernel),
+                                  ("key", key, self.key_kernel),
+                                  ("value", value, self.value_kernel)):
+            if arr.ndim < 2:
+                raise ValueError(f"{name} must have shape (..., length, features); got "
+                                 f"{arr.shape}")
+            if arr.shape[-1] != kernel.shape[0]:
+                raise ValueError(f"{name} has {arr.shape[-1]} features but {name}_kernel "
+                                 f"{kernel.shape} expects {kernel.shape[0]}")
+            _require_finite(arr, name)
+        if key.shape[-2] != value.shape[-2]:
+            raise ValueError(f"key and value must have the same length; got key {key.shape} "
+                             f"and value {value.shape}")
+
+    def __call__(self, query, value, key=None, attention_mask=None,
+                 use_causal_mask: bool = False, return_attention_scores: bool = False):
+        """Attend from ``query`` to ``value`` (and ``key``), as Keras's layer is called.
+
+        Parameters
+        ----------
+        query : array_like, shape (..., n_q, d_query)
+        value : array_like, shape (..., n_k, d_value)
+        key : array_like, shape (..., n_k, d_key), optional
+            Defaults to ``value`` (as in Keras).
+        attention_mask : array_like of bool, broadcastable to (..., n_q, n_k), optional
+            ``True`` where a query may attend to a key; the same mask for every head.
+        use_causal_mask : bool, default False
+            Also block keys after the query's position (query i sees keys 0..i), combined
+            with ``attention_mask`` by logical and, as Keras does.
+        return_attention_scores : bool, default False
+            Also return the weights.
+
+        Returns
+        -------
+        output : numpy.ndarray, shape (..., n_q, d_model)
+        weights : numpy.ndarray, shape (..., num_heads, n_q, n_k)
+            Only with ``return_attention_scores=True``. Keras calls them "scores"; they are
+            the attention weights after softmax.
+
+        Raises
+        ------
+        ValueError
+            If the inputs' feature sizes do not fit the kernels, key and value lengths
+            differ, an input is not finite, or the mask is not boolean or does not broadcast.
+        """
+        query = _as_float_array(query, "query")
+        value = _as_float_array(value, "value")
+        key = value if key is None else _as_float_array(key, "key")
+        self._check_inputs(query, key, value)
+        n_q, n_k = query.shape[-2], key.shape[-2]
+        mask = None
+        if attention_mask is not None:
+            batch = np.broadcast_shapes(query.shape[:-2], key.shape[:-2])
+            mask = _check_mask(attention_mask, (*batch, n_q, n_k))
+        if use_causal_mask:
+            causal = _keras_causal_mask(n_q, n_k)
+            mask = causal if mask is None else mask & causal
+        compute = self._heads_vectorized if self.vectorized else self._heads_looped
+        heads_out, weights = compute(query, key, value, mask)
+        output = self._combine(heads_out)
+        return (output, weights) if return_attention_scores else output

@@ -68,7 +68,8 @@ def build() -> None:
 
 def test(extra: list[str]) -> None:
     """Run every test: helpers, notebooks under nbval (outputs compared), built site."""
-    run(venv_bin("python"), "-m", "pytest", "chapters", "tests", "--nbval",
+    run(venv_bin("python"), "-m", "pytest", "chapters", "tests", "helpers", "--nbval",
+        "--doctest-modules",
         "--nbval-current-env", "-p", "no:cacheprovider", "-q", *extra)
 
 
