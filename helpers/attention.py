@@ -322,6 +322,8 @@ def additive_attention(query, key, value, w_query, w_key, w_score, mask=None):
         if arr.ndim < 2:
             raise ValueError(f"{name} must have rank >= 2; got shape {arr.shape}")
         _require_finite(arr, name)
+    for name, arr in (("w_query", w_query), ("w_key", w_key), ("w_score", w_score)):
+        _require_finite(arr, name)
     if w_query.ndim != 2 or w_key.ndim != 2 or w_score.ndim != 1:
         raise ValueError("w_query and w_key must be 2-D and w_score 1-D; got shapes "
                          f"{w_query.shape}, {w_key.shape}, {w_score.shape}")
@@ -506,7 +508,8 @@ class MultiHeadAttention:
 
     def without_head(self, head: int) -> "MultiHeadAttention":
         """A copy in which head ``head`` contributes nothing (its output kernel is zero)."""
-        if not 0 <= head < self.num_heads:
+        if isinstance(head, bool) or not isinstance(head, (int, np.integer)) \
+                or not 0 <= head < self.num_heads:
             raise ValueError(f"head must be in [0, {self.num_heads}); got {head}")
         output_kernel = self.output_kernel.copy()
         output_kernel[head] = 0.0
@@ -537,7 +540,9 @@ class MultiHeadAttention:
         q = self._project(query, self.query_kernel, self.query_bias)
         k = self._project(key, self.key_kernel, self.key_bias)
         v = self._project(value, self.value_kernel, self.value_bias)
-        heads_mask = None if mask is None else mask[..., None, :, :]
+        if mask is not None:  # insert the head axis in front of (n_q, n_k)
+            mask = mask.reshape((1,) * max(0, 2 - mask.ndim) + mask.shape)[..., None, :, :]
+        heads_mask = mask
         return scaled_dot_product_attention(q, k, v, heads_mask)
 
     def _heads_looped(self, query, key, value, mask):
