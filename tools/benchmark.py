@@ -39,6 +39,11 @@ def title(path: Path) -> str:
     return nb.cells[0].source.splitlines()[0].lstrip("# ").strip()
 
 
+def stdout(cell) -> str:
+    """All that a cell printed (the kernel may send it in several chunks)."""
+    return "".join(out.get("text", "") for out in cell.outputs if out.output_type == "stream")
+
+
 def execute(path: Path) -> tuple[float, float, str]:
     """Run one notebook top to bottom; return (seconds, peak MB of the kernel, versions)."""
     nb = nbformat.read(path, as_version=4)
@@ -48,8 +53,8 @@ def execute(path: Path) -> tuple[float, float, str]:
     start = time.perf_counter()
     client.execute()
     seconds = time.perf_counter() - start
-    peak_mb = float(nb.cells[-1].outputs[0]["text"])
-    versions = nb.cells[-2].outputs[0]["text"].strip()
+    peak_mb = float(stdout(nb.cells[-1]))
+    versions = stdout(nb.cells[-2]).strip()
     return seconds, peak_mb, versions
 
 
