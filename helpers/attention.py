@@ -186,24 +186,27 @@ def scaled_dot_product_attention(query, key, value, mask=None):
     return output, weights
 
 
-def causal_mask(n: int) -> np.ndarray:
-    """Causal (look-ahead) mask: position i may attend to positions 0..i only.
+def causal_mask(n: int, n_k: int | None = None) -> np.ndarray:
+    """Causal (look-ahead) mask: query position i may attend to key positions 0..i only.
 
     Parameters
     ----------
     n : int
-        Sequence length (n_q = n_k = n), at least 1.
+        Number of queries n_q, at least 1.
+    n_k : int, optional
+        Number of keys, at least 1; defaults to ``n`` (self-attention). With ``n_k != n`` the
+        rule is the same as Keras's ``use_causal_mask``: query i sees keys j <= i.
 
     Returns
     -------
-    numpy.ndarray of bool, shape (n, n)
+    numpy.ndarray of bool, shape (n, n_k)
         Lower-triangular: ``mask[i, j]`` is ``True`` when ``j <= i``. Broadcasts against
-        scores of shape ``(..., n, n)``.
+        scores of shape ``(..., n, n_k)``.
 
     Raises
     ------
     ValueError
-        If ``n`` is not an integer or is less than 1.
+        If ``n`` or ``n_k`` is not an integer or is less than 1.
 
     Notes
     -----
@@ -216,12 +219,18 @@ def causal_mask(n: int) -> np.ndarray:
     array([[1, 0, 0],
            [1, 1, 0],
            [1, 1, 1]])
+    >>> causal_mask(2, 3).astype(int)
+    array([[1, 0, 0],
+           [1, 1, 0]])
     """
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
-        raise ValueError(f"n must be an integer sequence length; got {n!r} ({type(n).__name__})")
-    if n < 1:
-        raise ValueError(f"n must be at least 1; got {n}")
-    return np.tril(np.ones((n, n), dtype=bool))
+    n_k = n if n_k is None else n_k
+    for name, value in (("n", n), ("n_k", n_k)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+            raise ValueError(f"{name} must be an integer sequence length; got {value!r} "
+                             f"({type(value).__name__})")
+        if value < 1:
+            raise ValueError(f"{name} must be at least 1; got {value}")
+    return np.tri(n, n_k, dtype=bool)
 
 
 def padding_mask(lengths, n_k: int) -> np.ndarray:
@@ -342,11 +351,6 @@ def additive_attention(query, key, value, w_query, w_key, w_score, mask=None):
         scores = np.where(_check_mask(mask, scores.shape), scores, -np.inf)
     weights = softmax(scores, axis=-1)
     return weights @ value, weights
-
-
-def _keras_causal_mask(n_q: int, n_k: int) -> np.ndarray:
-    """Keras's causal mask for possibly different lengths: query i sees keys j <= i."""
-    return np.tri(n_q, n_k, dtype=bool)
 
 
 class MultiHeadAttention:
@@ -613,7 +617,7 @@ class MultiHeadAttention:
             batch = np.broadcast_shapes(query.shape[:-2], key.shape[:-2])
             mask = _check_mask(attention_mask, (*batch, n_q, n_k))
         if use_causal_mask:
-            causal = _keras_causal_mask(n_q, n_k)
+            causal = causal_mask(n_q, n_k)
             mask = causal if mask is None else mask & causal
         compute = self._heads_vectorized if self.vectorized else self._heads_looped
         heads_out, weights = compute(query, key, value, mask)

@@ -240,3 +240,12 @@ def test_attention_module_does_not_import_tensorflow():
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                             check=True)
     assert result.stdout.strip() == "False"
+
+
+def test_causal_mask_with_more_keys_than_queries():
+    np.testing.assert_array_equal(causal_mask(2, 3), [[1, 0, 0], [1, 1, 0]])
+
+
+def test_causal_mask_rejects_bad_n_k():
+    with pytest.raises(ValueError, match="n_k must be at least 1"):
+        causal_mask(3, 0)

@@ -16,10 +16,10 @@ import time
 from pathlib import Path
 
 import nbformat
-from nbclient import NotebookClient
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+from tools.execute import run  # noqa: E402
 from tools.toc import toc_notebooks  # noqa: E402
 PEAK_CODE = ("import resource, sys\n"
              "_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
@@ -48,10 +48,8 @@ def execute(path: Path) -> tuple[float, float, str]:
     """Run one notebook top to bottom; return (seconds, peak MB of the kernel, versions)."""
     nb = nbformat.read(path, as_version=4)
     nb.cells += [nbformat.v4.new_code_cell(VERSIONS_CODE), nbformat.v4.new_code_cell(PEAK_CODE)]
-    client = NotebookClient(nb, timeout=600, kernel_name="python3",
-                            resources={"metadata": {"path": str(path.parent)}})
     start = time.perf_counter()
-    client.execute()
+    run(nb, path.parent)
     seconds = time.perf_counter() - start
     peak_mb = float(stdout(nb.cells[-1]))
     versions = stdout(nb.cells[-2]).strip()

@@ -10,10 +10,15 @@ import nbformat
 from nbclient import NotebookClient
 
 
+def run(nb, folder: Path) -> None:
+    """Execute ``nb`` in place in a fresh ``python3`` kernel whose working folder is ``folder``."""
+    NotebookClient(nb, timeout=600, kernel_name="python3",
+                   resources={"metadata": {"path": str(folder)}}).execute()
+
+
 def execute(path: Path) -> None:
     nb = nbformat.read(path, as_version=4)
-    NotebookClient(nb, timeout=600, kernel_name="python3",
-                   resources={"metadata": {"path": str(path.parent)}}).execute()
+    run(nb, path.parent)
     nbformat.write(nb, path)
     print(f"executed {path}")
 
