@@ -8,6 +8,10 @@ helpers.plotting
     Attention heatmaps with Korean labels.
 helpers.notebook
     ``setup()``, the one set-up call at the top of every chapter.
+helpers.layers
+    Keras layers and model builders (the only module that imports TensorFlow).
+helpers.data
+    Data sets generated in code or shipped with the package; nothing is downloaded.
 
 ``import helpers`` is cheap: it imports neither matplotlib nor TensorFlow.
 """
