@@ -102,6 +102,16 @@ def _check_attention_shapes(query, key, value) -> None:
                          f"query {query.shape}, key {key.shape}, value {value.shape}") from None
 
 
+def _validated_qkv(query, key, value):
+    """Float arrays of compatible shapes, all finite, and the dtype the result should have."""
+    query, key, value = (_as_float_array(a, n) for a, n in
+                         ((query, "query"), (key, "key"), (value, "value")))
+    _check_attention_shapes(query, key, value)
+    for name, arr in (("query", query), ("key", key), ("value", value)):
+        _require_finite(arr, name)
+    return query, key, value, np.result_type(query.dtype, key.dtype, value.dtype)
+
+
 def _check_mask(mask, scores_shape: tuple) -> np.ndarray:
     mask = np.asarray(mask)
     if mask.dtype != bool:
@@ -170,12 +180,7 @@ def scaled_dot_product_attention(query, key, value, mask=None):
     array([[0.67, 0.33],
            [0.5 , 0.5 ]])
     """
-    query, key, value = (_as_float_array(a, n) for a, n in
-                         ((query, "query"), (key, "key"), (value, "value")))
-    _check_attention_shapes(query, key, value)
-    for name, arr in (("query", query), ("key", key), ("value", value)):
-        _require_finite(arr, name)
-    dtype = np.result_type(query.dtype, key.dtype, value.dtype)
+    query, key, value, dtype = _validated_qkv(query, key, value)
     d_k = query.shape[-1]
     scores = np.matmul(query, np.swapaxes(key, -1, -2)).astype(dtype) / dtype.type(np.sqrt(d_k))
     if mask is not None:
@@ -424,12 +429,7 @@ def chunked_attention(query, key, value, chunk_size, mask=None):
                          f"({type(chunk_size).__name__})")
     if chunk_size < 1:
         raise ValueError(f"chunk_size must be a positive integer; got {chunk_size}")
-    query, key, value = (_as_float_array(a, n) for a, n in
-                         ((query, "query"), (key, "key"), (value, "value")))
-    _check_attention_shapes(query, key, value)
-    for name, arr in (("query", query), ("key", key), ("value", value)):
-        _require_finite(arr, name)
-    dtype = np.result_type(query.dtype, key.dtype, value.dtype)
+    query, key, value, dtype = _validated_qkv(query, key, value)
     (n_q, d_k), n_k, d_v = query.shape[-2:], key.shape[-2], value.shape[-1]
     if n_k == 0:
         raise ValueError(f"key and value need at least one position (n_k >= 1); got key "
