@@ -13,18 +13,14 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 import keras  # noqa: E402
 import numpy as np  # noqa: E402
 
+from .data import _positive_int  # noqa: E402
+
 __all__ = ["BahdanauAttention", "build_lstm_classifier", "build_lstm_bahdanau_classifier",
            "build_lstm_mha_classifier", "attention_over_time"]
 
 # ---------------------------------------------------------------------------------------------
 # Chapter 5: LSTM + attention for time-series classification
 # ---------------------------------------------------------------------------------------------
-
-
-def _positive_int(value, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ValueError(f"{name} must be a positive integer; got {value!r}")
-    return int(value)
 
 
 @keras.saving.register_keras_serializable(package="helpers")
