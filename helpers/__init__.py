@@ -7,7 +7,9 @@ helpers.attention
 helpers.plotting
     Attention heatmaps with Korean labels.
 helpers.notebook
-    ``setup()``, the one set-up call at the top of every chapter.
+    ``setup()``, the one set-up call at the top of every chapter, and ``show_source()``.
+helpers.claims
+    Checks and glue for the numbers a chapter's prose quotes about trained models.
 helpers.layers
     Keras layers and model builders (the only module that imports TensorFlow).
 helpers.data
@@ -16,7 +18,7 @@ helpers.data
 ``import helpers`` is cheap: it imports neither matplotlib nor TensorFlow.
 """
 
-from .notebook import setup
+from .notebook import setup, show_source
 
-__all__ = ["setup"]
+__all__ = ["setup", "show_source"]
 __version__ = "0.1.0"

@@ -1,16 +1,20 @@
-"""The one set-up call at the top of every chapter."""
+"""The one set-up call at the top of every chapter, and showing helpers' code on the page."""
 
 from __future__ import annotations
 
+import ast
+import inspect
 import os
 import random
 import sys
+import textwrap
 
 import numpy as np
 
-__all__ = ["setup"]
+__all__ = ["setup", "training_seed", "show_source"]
 
 DEFAULT_SEED = 42
+SEED_VARIABLE = "COURSE_SEED"
 
 
 def _quiet_tensorflow() -> None:
@@ -19,13 +23,14 @@ def _quiet_tensorflow() -> None:
     os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
 
 
-def _seed_tensorflow(seed: int) -> None:
+def _seed_tensorflow(seed: int, xla: bool) -> None:
     import keras  # noqa: PLC0415 - only when a chapter uses TensorFlow
     import tensorflow as tf  # noqa: PLC0415
 
     tf.get_logger().setLevel("ERROR")
     keras.utils.set_random_seed(seed)
-    tf.config.experimental.enable_op_determinism()
+    if not xla:
+        tf.config.experimental.enable_op_determinism()
 
 
 def _configure_matplotlib() -> None:
@@ -37,21 +42,69 @@ def _configure_matplotlib() -> None:
                                 "figure.max_open_warning": 0})
 
 
-def setup(seed: int = DEFAULT_SEED, *, tensorflow: bool = False) -> np.random.Generator:
+def _check_seed(seed, name: str) -> int:
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"{name} must be a non-negative integer; got {seed!r}")
+    return int(seed)
+
+
+def training_seed(default: int = DEFAULT_SEED) -> int:
+    """The seed for model initialisation, dropout and shuffling.
+
+    Parameters
+    ----------
+    default : int, default 42
+        Used when the environment variable ``COURSE_SEED`` is not set.
+
+    Returns
+    -------
+    int
+        ``int(os.environ["COURSE_SEED"])`` if that variable is set, else ``default``.
+
+    Raises
+    ------
+    ValueError
+        If ``COURSE_SEED`` is set but is not a non-negative integer (for example ``"abc"``
+        or ``"-1"``), or ``default`` is not a non-negative integer.
+    """
+    value = os.environ.get(SEED_VARIABLE)
+    if value is None or value == "":
+        return _check_seed(default, "seed")
+    if not value.strip().isdigit():
+        raise ValueError(f"{SEED_VARIABLE} must be a non-negative integer; got {value!r}")
+    return int(value)
+
+
+def setup(seed: int = DEFAULT_SEED, *, tensorflow: bool = False,
+          xla: bool = False) -> np.random.Generator:
     """Make a chapter reproducible and its output readable.
 
     Seeds Python's ``random`` and NumPy's global generator, sets NumPy to print 3 decimals
     without scientific notation, and configures matplotlib for Korean labels (PNG figures,
     the Nanum Gothic font bundled by koreanize-matplotlib). With ``tensorflow=True`` it also
     silences TensorFlow's start-up logs, seeds Keras and TensorFlow and turns on
-    deterministic operations.
+    deterministic operations (unless ``xla=True``).
+
+    Two seeds are in play. The generator this function returns, which a chapter uses for the
+    data that defines its lesson, is always seeded with ``seed``. Everything else (Python's
+    ``random``, NumPy's global generator, Keras and TensorFlow: model initialisation,
+    dropout and the shuffling of training batches) is seeded with :func:`training_seed`,
+    which the environment variable ``COURSE_SEED`` overrides. So
+    ``COURSE_SEED=3 python3.11 tools/course.py execute chapters/05_...ipynb`` trains the same
+    models on the same data from another starting point; ``tools/course.py robustness`` does
+    that for seeds 0-4.
 
     Parameters
     ----------
     seed : int, default 42
-        The seed for every generator.
+        The seed of the returned data generator, and of training unless ``COURSE_SEED`` is set.
     tensorflow : bool, default False
         Also set up TensorFlow and Keras (imports them; takes a few seconds).
+    xla : bool, default False
+        The chapter compiles its training step with XLA (``model.compile(...,
+        jit_compile=True)``). TensorFlow's op-determinism switch is then left off, because
+        Keras refuses XLA while it is on; XLA's compiled CPU code gives the same results run
+        after run on one machine by itself.
 
     Returns
     -------
@@ -61,18 +114,74 @@ def setup(seed: int = DEFAULT_SEED, *, tensorflow: bool = False) -> np.random.Ge
     Raises
     ------
     ValueError
-        If ``seed`` is not a non-negative integer.
+        If ``seed`` or ``COURSE_SEED`` is not a non-negative integer.
     """
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"seed must be a non-negative integer; got {seed!r}")
-    random.seed(seed)
-    np.random.seed(seed)
+    data_seed = _check_seed(seed, "seed")
+    model_seed = training_seed(data_seed)
+    random.seed(model_seed)
+    np.random.seed(model_seed)
     np.set_printoptions(precision=3, suppress=True)
     _configure_matplotlib()
     if tensorflow or "tensorflow" in sys.modules:
         _quiet_tensorflow()
-        _seed_tensorflow(seed)
-    return np.random.default_rng(seed)
+        _seed_tensorflow(model_seed, xla)
+    return np.random.default_rng(data_seed)
+
+
+def _without_docstrings(source: str) -> str:
+    """``source`` with the docstring of every function and class in it removed."""
+    tree = ast.parse(source)
+    drop = set()
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and body \
+                and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+                and isinstance(body[0].value.value, str):
+            drop.update(range(body[0].lineno - 1, body[0].end_lineno))
+    kept = [line for i, line in enumerate(source.splitlines()) if i not in drop]
+    # No blank line between a def/class line and the first statement left below it.
+    return "\n".join(line for i, line in enumerate(kept)
+                     if line.strip() or i == 0 or not kept[i - 1].rstrip().endswith(":"))
+
+
+def show_source(*objects, docstring: bool = False):
+    """Show the source code of functions or classes of ``helpers`` as one highlighted block.
+
+    The chapters teach some code that lives in ``helpers`` (so that several chapters and the
+    tests share one copy). This puts that one copy on the page: in Jupyter and on the site it
+    renders as a Python code block.
+
+    Parameters
+    ----------
+    *objects : function or class
+        What to show, in order; each source must be available to ``inspect.getsource``.
+    docstring : bool, default False
+        Keep the docstrings. By default they are left out, since the chapter's prose explains
+        the code; ``help(obj)`` prints them.
+
+    Returns
+    -------
+    IPython.display.Markdown
+        A fenced ``python`` code block, displayed when it is the cell's last expression.
+
+    Raises
+    ------
+    TypeError
+        If nothing is given, or an object is not a function or class.
+    """
+    from IPython.display import Markdown  # noqa: PLC0415 - only in notebooks
+
+    if not objects:
+        raise TypeError("show_source expects at least one function or class; got none")
+    sources = []
+    for obj in objects:
+        if not (inspect.isfunction(obj) or inspect.isclass(obj)):
+            raise TypeError("show_source expects functions or classes; got "
+                            f"{type(obj).__name__} {obj!r:.60}")
+        source = textwrap.dedent(inspect.getsource(obj))
+        sources.append(source if docstring else _without_docstrings(source))
+    body = "\n\n\n".join(source.rstrip() for source in sources)
+    return Markdown(f"```python\n{body}\n```")
 
 
 _quiet_tensorflow()  # before any chapter imports TensorFlow

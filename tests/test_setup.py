@@ -36,3 +36,60 @@ def test_import_helpers_is_cheap():
             "print(any(m in sys.modules for m in ('tensorflow', 'matplotlib.pyplot')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_course_seed_overrides_the_training_seed_but_not_the_data(monkeypatch):
+    monkeypatch.delenv("COURSE_SEED", raising=False)
+    rng = helpers.setup(7)
+    default = (random.random(), rng.normal())
+    monkeypatch.setenv("COURSE_SEED", "3")
+    rng = helpers.setup(7)
+    overridden = (random.random(), rng.normal())
+    assert overridden[1] == default[1]  # the chapter's data generator keeps seed 7
+    assert overridden[0] != default[0]  # model initialisation, dropout, shuffling follow 3
+    random.seed(3)
+    assert overridden[0] == random.random()
+
+
+@pytest.mark.parametrize("value", ["abc", "-1", "1.5"])
+def test_bad_course_seed_says_what_was_given(monkeypatch, value):
+    monkeypatch.setenv("COURSE_SEED", value)
+    with pytest.raises(ValueError, match=f"COURSE_SEED must be a non-negative integer; got '{value}'"):
+        helpers.setup()
+
+
+def test_empty_course_seed_means_unset(monkeypatch):
+    from helpers.notebook import training_seed
+    monkeypatch.setenv("COURSE_SEED", "")
+    assert training_seed(5) == 5
+
+
+def example(a, b=1):
+    """A docstring that show_source leaves out."""
+    return a + b  # comments stay
+
+
+class Example:
+    """Class docstring."""
+
+    def method(self):
+        """Method docstring."""
+        return 1
+
+
+def test_show_source_renders_a_python_block_without_docstrings():
+    shown = helpers.show_source(example, Example).data
+    assert shown.startswith("```python\ndef example(a, b=1):\n    return a + b  # comments stay")
+    assert "class Example:\n    def method(self):\n        return 1\n```" in shown
+    assert "docstring" not in shown
+
+
+def test_show_source_can_keep_docstrings():
+    assert '"""A docstring that show_source leaves out."""' in \
+        helpers.show_source(example, docstring=True).data
+
+
+@pytest.mark.parametrize("bad", [(), (1,), ("text",)])
+def test_show_source_rejects_what_has_no_source(bad):
+    with pytest.raises(TypeError, match="show_source expects"):
+        helpers.show_source(*bad)
