@@ -1,0 +1,222 @@
+"""Numbers a chapter's prose quotes about a trained model: checked, measured across seeds, glued.
+
+A trained model's accuracy depends on the seed and on the CPU's floating-point kernels, so the
+prose never states such a number by hand. A hidden cell calls :func:`check` instead. It
+
+1. asserts the bound the prose relies on (``at_least`` / ``at_most``),
+2. glues the value (``{glue:text}`name:.3f```) and the range measured over seeds 0-4 and
+   both TensorFlow CPU kernel paths (``{glue:text}`name_range```) into the page,
+3. when the environment variable ``COURSE_METRICS`` names a file, appends the value and its
+   bound to it, one JSON object per line. ``tools/course.py robustness`` runs the chapters
+   that way and writes the table this module reads, ``helpers/robustness.json``.
+
+Imports only the standard library; myst-nb's ``glue`` is used where it is installed (the
+course's own environment) and skipped where it is not (Colab), since only the site renders it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from pathlib import Path
+
+__all__ = ["check", "report", "glue", "measured", "seed_range", "ClaimError"]
+
+METRICS_VARIABLE = "COURSE_METRICS"
+TABLE = Path(__file__).resolve().parent / "robustness.json"
+
+
+class ClaimError(AssertionError):
+    """A measured number is outside the bound the chapter's prose states."""
+
+
+class _Text(str):
+    """A string whose ``repr`` is itself, so that ``{glue:text}`` shows it without quotes."""
+
+    def __repr__(self) -> str:
+        return str(self)
+
+
+def glue(name: str, value) -> None:
+    """Glue ``value`` under ``name`` for the page's ``{glue:text}`` roles, showing nothing.
+
+    Parameters
+    ----------
+    name : str
+        The glue key; unique in the chapter.
+    value : float, int or str
+        What the prose shows; numbers can be formatted in the role (``name:.1%``).
+
+    Raises
+    ------
+    TypeError
+        If ``name`` is not a non-empty string.
+    """
+    if not isinstance(name, str) or not name:
+        raise TypeError(f"name must be a non-empty string; got {name!r}")
+    try:
+        from myst_nb import glue as myst_glue  # noqa: PLC0415 - absent in Colab
+    except ImportError:
+        return
+    myst_glue(name, _Text(value) if isinstance(value, str) else value, display=False)
+
+
+def _table() -> dict:
+    if not TABLE.exists():
+        return {}
+    return json.loads(TABLE.read_text(encoding="utf-8"))
+
+
+def measured(name: str) -> dict:
+    """What the robustness runs measured for metric ``name``.
+
+    Parameters
+    ----------
+    name : str
+        A metric that a chapter passes to :func:`check` or :func:`report`.
+
+    Returns
+    -------
+    dict
+        ``min``, ``median`` and ``max`` over seeds 0-4 and both kernel paths, every value in
+        ``values``, and the bound (``at_least``, ``at_most``; None where there is none).
+
+    Raises
+    ------
+    LookupError
+        If ``helpers/robustness.json`` has no such metric: run
+        ``python3.11 tools/course.py robustness``.
+    """
+    for chapter in _table().get("chapters", {}).values():
+        if name in chapter.get("metrics", {}):
+            return dict(chapter["metrics"][name])
+    raise LookupError(f"helpers/robustness.json has no metric {name!r}; "
+                      "run python3.11 tools/course.py robustness")
+
+
+def seed_range(name: str, fmt: str | None = None) -> str:
+    """The range of metric ``name`` over the robustness runs, as text such as ``0.93–0.97``.
+
+    Parameters
+    ----------
+    name : str
+        A metric that a chapter passes to :func:`check` or :func:`report`.
+    fmt : str, optional
+        Format of the two ends (``format(value, fmt)``), e.g. ``".1%"``; by default the one
+        the chapter gave :func:`check` or :func:`report`, as the table records it.
+
+    Returns
+    -------
+    str
+        ``"min–max"`` over seeds 0-4 and both kernel paths, from ``helpers/robustness.json``;
+        one number when min and max print the same.
+
+    Raises
+    ------
+    LookupError
+        If the table has no such metric (see :func:`measured`).
+    """
+    entry = measured(name)
+    fmt = fmt or entry.get("fmt", ".3f")
+    low, high = format(entry["min"], fmt), format(entry["max"], fmt)
+    return low if low == high else f"{low}–{high}"
+
+
+def _glue_with_range(name: str, value: float, fmt: str) -> None:
+    glue(name, value)
+    try:
+        glue(f"{name}_range", seed_range(name, fmt))
+    except LookupError:
+        if not os.environ.get(METRICS_VARIABLE):
+            raise
+        # A robustness or benchmark run: the table this run helps to make may not exist yet.
+
+
+def _record(name: str, value: float, at_least, at_most, fmt: str) -> None:
+    path = os.environ.get(METRICS_VARIABLE)
+    if path:
+        with open(path, "a", encoding="utf-8") as out:
+            out.write(json.dumps({"name": name, "value": value, "at_least": at_least,
+                                  "at_most": at_most, "fmt": fmt}) + "\n")
+
+
+def _as_real(name: str, value) -> float:
+    if not isinstance(name, str) or not name:
+        raise TypeError(f"name must be a non-empty string; got {name!r}")
+    if isinstance(value, bool) or not hasattr(value, "__float__"):
+        raise TypeError(f"{name}: value must be a real number; got {type(value).__name__}")
+    value = float(value)
+    if math.isnan(value):
+        raise ValueError(f"{name}: value is NaN")
+    return value
+
+
+def report(name: str, value, *, fmt: str = ".3f") -> None:
+    """Glue a measured number that may vary (a time, a throughput) and its measured range.
+
+    Like :func:`check` without a bound: records the value when ``COURSE_METRICS`` is set and
+    glues ``name`` and ``name + "_range"``.
+
+    Parameters
+    ----------
+    name : str
+        The metric's name, unique across the course (e.g. ``"ch6_train_seconds"``).
+    value : float
+        The number.
+    fmt : str, default ".3f"
+        Format of the range's ends (see :func:`seed_range`).
+
+    Raises
+    ------
+    TypeError
+        If ``name`` is not a string or ``value`` is not a real number.
+    ValueError
+        If ``value`` is NaN.
+    LookupError
+        If the robustness table has no range for ``name`` yet (not raised while
+        ``COURSE_METRICS`` is set, as in the robustness runs that make the table).
+    """
+    value = _as_real(name, value)
+    _record(name, value, None, None, fmt)
+    _glue_with_range(name, value, fmt)
+
+
+def check(name: str, value, *, at_least: float | None = None, at_most: float | None = None,
+          fmt: str = ".3f") -> None:
+    """Assert that a measured number keeps the bound the prose states, and glue it.
+
+    Parameters
+    ----------
+    name : str
+        The metric's name, unique across the course (e.g. ``"ch5_accuracy_lstm"``). The value
+        is glued under ``name``, its measured range under ``name + "_range"``.
+    value : float
+        The number, e.g. a test accuracy in [0, 1].
+    at_least, at_most : float, optional
+        The bound. At least one is required.
+    fmt : str, default ".3f"
+        Format of the range's ends (see :func:`seed_range`).
+
+    Raises
+    ------
+    TypeError
+        If ``name`` is not a string or ``value`` is not a real number.
+    ValueError
+        If no bound is given, or ``value`` is NaN.
+    ClaimError
+        If ``value`` is outside the bound (an ``AssertionError``). The value is recorded
+        first, so a robustness run still shows it.
+    LookupError
+        If the robustness table has no range for ``name`` yet (not raised while
+        ``COURSE_METRICS`` is set, as in the robustness runs that make the table).
+    """
+    value = _as_real(name, value)
+    if at_least is None and at_most is None:
+        raise ValueError(f"{name}: give at_least, at_most or both")
+    _record(name, value, at_least, at_most, fmt)
+    if at_least is not None and value < at_least:
+        raise ClaimError(f"{name} = {value:.4g}, below the bound the prose states (>= {at_least})")
+    if at_most is not None and value > at_most:
+        raise ClaimError(f"{name} = {value:.4g}, above the bound the prose states (<= {at_most})")
+    _glue_with_range(name, value, fmt)

@@ -1,0 +1,112 @@
+"""Tests of helpers.claims: bounds are enforced, values recorded for the robustness runs."""
+
+import json
+
+import pytest
+
+from helpers import claims
+
+
+@pytest.fixture
+def table(tmp_path, monkeypatch):
+    """A robustness table with one metric, in place of helpers/robustness.json."""
+    path = tmp_path / "robustness.json"
+    path.write_text(json.dumps({"chapters": {"chapters/99_x.ipynb": {"metrics": {
+        "x_accuracy": {"min": 0.9512, "median": 0.96, "max": 0.9788,
+                       "at_least": 0.9, "at_most": None},
+        "x_same": {"min": 0.5, "median": 0.5, "max": 0.5, "at_least": None, "at_most": 1,
+                   "fmt": ".2f"}}}}}))
+    monkeypatch.setattr(claims, "TABLE", path)
+    return path
+
+
+def test_seed_range_formats_both_ends(table):
+    assert claims.seed_range("x_accuracy") == "0.951–0.979"
+    assert claims.seed_range("x_accuracy", ".1%") == "95.1%–97.9%"
+
+
+def test_seed_range_gives_one_number_when_the_ends_agree(table):
+    assert claims.seed_range("x_same") == "0.50"
+
+
+def test_seed_range_uses_the_recorded_format_unless_given_one(table):
+    assert claims.seed_range("x_same", ".0%") == "50%"
+    assert claims.seed_range("x_accuracy") == "0.951–0.979"  # no format recorded: .3f
+
+
+def test_seed_range_of_an_unmeasured_metric_says_what_to_run(table):
+    with pytest.raises(LookupError, match="tools/course.py robustness"):
+        claims.seed_range("never_measured")
+
+
+def test_check_passes_inside_the_bound(table, tmp_path, monkeypatch):
+    record = tmp_path / "metrics.jsonl"
+    monkeypatch.setenv("COURSE_METRICS", str(record))
+    claims.check("x_accuracy", 0.95, at_least=0.9)
+    claims.check("x_accuracy", 0.9, at_least=0.9, at_most=0.9)
+    assert [json.loads(line)["value"] for line in record.read_text().splitlines()] == [0.95, 0.9]
+
+
+@pytest.mark.parametrize("bound", [{"at_least": 0.96}, {"at_most": 0.94},
+                                   {"at_least": 0.1, "at_most": 0.5}])
+def test_check_fails_outside_the_bound(table, bound):
+    with pytest.raises(claims.ClaimError, match="x_accuracy = 0.95"):
+        claims.check("x_accuracy", 0.95, **bound)
+
+
+def test_claim_error_is_an_assertion_error():
+    assert issubclass(claims.ClaimError, AssertionError)
+
+
+def test_check_records_the_value_before_failing(table, tmp_path, monkeypatch):
+    record = tmp_path / "metrics.jsonl"
+    monkeypatch.setenv("COURSE_METRICS", str(record))
+    claims.check("x_accuracy", 0.97, at_least=0.9)
+    with pytest.raises(claims.ClaimError):
+        claims.check("x_accuracy", 0.5, at_least=0.9)
+    lines = [json.loads(line) for line in record.read_text().splitlines()]
+    assert lines == [{"name": "x_accuracy", "value": 0.97, "at_least": 0.9, "at_most": None,
+                      "fmt": ".3f"},
+                     {"name": "x_accuracy", "value": 0.5, "at_least": 0.9, "at_most": None,
+                      "fmt": ".3f"}]
+
+
+def test_report_records_without_a_bound(table, tmp_path, monkeypatch):
+    record = tmp_path / "metrics.jsonl"
+    monkeypatch.setenv("COURSE_METRICS", str(record))
+    claims.report("x_same", 0.5)
+    assert json.loads(record.read_text()) == {"name": "x_same", "value": 0.5,
+                                              "at_least": None, "at_most": None,
+                                              "fmt": ".3f"}
+
+
+def test_nothing_is_recorded_without_the_variable(table, monkeypatch, tmp_path):
+    monkeypatch.delenv("COURSE_METRICS", raising=False)
+    monkeypatch.chdir(tmp_path)
+    claims.check("x_accuracy", 0.97, at_least=0.9)
+    assert list(tmp_path.iterdir()) == [table]
+
+
+def test_check_needs_a_bound(table):
+    with pytest.raises(ValueError, match="give at_least, at_most or both"):
+        claims.check("x_accuracy", 0.97)
+
+
+@pytest.mark.parametrize("value, error", [("0.9", TypeError), (None, TypeError),
+                                          (True, TypeError), (float("nan"), ValueError)])
+def test_check_rejects_values_that_are_not_real_numbers(table, value, error):
+    with pytest.raises(error, match="x_accuracy"):
+        claims.check("x_accuracy", value, at_least=0.9)
+
+
+def test_check_accepts_numpy_scalars(table, tmp_path, monkeypatch):
+    np = pytest.importorskip("numpy")
+    record = tmp_path / "metrics.jsonl"
+    monkeypatch.setenv("COURSE_METRICS", str(record))
+    claims.check("x_accuracy", np.float32(0.96), at_least=0.9)
+    assert json.loads(record.read_text())["value"] == pytest.approx(0.96)
+
+
+def test_glued_text_shows_without_quotes():
+    # myst-nb's {glue:text} shows text/plain; a str's repr would show its quotes.
+    assert repr(claims._Text("0.95–0.97")) == "0.95–0.97"
