@@ -8,6 +8,7 @@ only when one of them changed, so a second run starts at once.
     python3.11 tools/course.py test    # every test: helpers, notebooks (nbval), site, browser
     python3.11 tools/course.py bench   # run each chapter in a fresh kernel: time and memory
     python3.11 tools/course.py execute chapters/NN_name.ipynb   # re-run one in place
+    python3.11 tools/course.py robustness   # chapters that train: seeds 0-4 x both kernels
 """
 
 from __future__ import annotations
@@ -70,11 +71,15 @@ def test(extra: list[str]) -> None:
     """Run every test: helpers, notebooks under nbval (outputs compared), built site."""
     run(venv_bin("python"), "-m", "pytest", "chapters", "tests", "helpers", "--nbval",
         "--doctest-modules",
-        "--nbval-current-env", "-p", "no:cacheprovider", "-q", *extra)
+        "--nbval-current-env", "-p", "no:cacheprovider", "-q", "-rs", *extra)
 
 
 def bench() -> None:
     run(venv_bin("python"), ROOT / "tools" / "benchmark.py")
+
+
+def robustness(notebooks: list[str]) -> None:
+    run(venv_bin("python"), ROOT / "tools" / "robustness.py", *notebooks)
 
 
 def execute(notebooks: list[str]) -> None:
@@ -85,9 +90,11 @@ def execute(notebooks: list[str]) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("command", choices=["setup", "build", "test", "bench", "execute"])
+    parser.add_argument("command", choices=["setup", "build", "test", "bench", "execute",
+                                                   "robustness"])
     parser.add_argument("args", nargs="*",
-                        help="test: extra arguments for pytest; execute: the notebooks")
+                        help="test: extra arguments for pytest; execute, robustness: the "
+                             "notebooks (robustness: all that train if none)")
     args = parser.parse_args()
     ensure_venv()
     try:
@@ -99,6 +106,8 @@ def main() -> None:
             bench()
         elif args.command == "execute":
             execute(args.args)
+        elif args.command == "robustness":
+            robustness(args.args)
     except subprocess.CalledProcessError as err:
         sys.exit(err.returncode)
 

@@ -1,6 +1,9 @@
 """Re-run notebooks top to bottom in a fresh kernel and save them with their outputs.
 
 Usage: python tools/execute.py chapters/NN_name.ipynb [...]  (or tools/course.py execute ...)
+
+No run-dependent metadata is saved (no execution timestamps), so re-recording a chapter whose
+outputs did not change leaves ``git diff`` empty.
 """
 
 import sys
@@ -10,10 +13,13 @@ import nbformat
 from nbclient import NotebookClient
 
 
-def run(nb, folder: Path) -> None:
+def run(nb, folder: Path, *, allow_errors: bool = False) -> None:
     """Execute ``nb`` in place in a fresh ``python3`` kernel whose working folder is ``folder``."""
-    NotebookClient(nb, timeout=600, kernel_name="python3",
+    NotebookClient(nb, timeout=600, kernel_name="python3", record_timing=False,
+                   allow_errors=allow_errors,
                    resources={"metadata": {"path": str(folder)}}).execute()
+    for cell in nb.cells:
+        cell.metadata.pop("execution", None)
 
 
 def execute(path: Path) -> None:

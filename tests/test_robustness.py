@@ -1,0 +1,141 @@
+"""The robustness table (helpers/robustness.json, tools/robustness.py) is current and holds.
+
+Every chapter that makes claims about a trained model was run for COURSE_SEED 0-4 on both
+TensorFlow CPU kernel paths after its code last changed, and every claim held in every run.
+"""
+
+import json
+
+import pytest
+
+from tools import robustness
+from tools.markers import block
+from tools.toc import ROOT
+
+TABLE = json.loads(robustness.TABLE.read_text(encoding="utf-8")) \
+    if robustness.TABLE.exists() else {"chapters": {}}
+CHAPTERS = robustness.training_chapters()
+
+
+def entry(path):
+    found = TABLE["chapters"].get(path.as_posix())
+    assert found, f"{path} makes claims but is not in helpers/robustness.json: " \
+                  f"run python3.11 tools/course.py robustness {path}"
+    return found
+
+
+def test_chapters_that_train_are_found():
+    names = {p.stem for p in CHAPTERS}
+    assert {"05_lstm_attention_time_series", "06_seq2seq_cross_attention"} <= names
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=str)
+def test_table_is_not_stale(path):
+    assert entry(path)["code_hash"] == robustness.code_hash(ROOT / path), \
+        f"{path}'s code changed after its robustness runs: " \
+        f"run python3.11 tools/course.py robustness {path}"
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=str)
+def test_every_seed_and_kernel_path_ran_without_errors(path):
+    runs = entry(path)["runs"]
+    assert sorted((r["seed"], r["onednn"]) for r in runs) == \
+        [(s, int(k)) for s in robustness.SEEDS for k in robustness.KERNEL_PATHS]
+    assert [r for r in runs if r["errors"]] == []
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=str)
+def test_every_claim_was_measured_in_every_run(path):
+    metrics = entry(path)["metrics"]
+    assert set(metrics) == set(robustness.claimed_metrics(ROOT / path))
+    runs = len(robustness.SEEDS) * len(robustness.KERNEL_PATHS)
+    assert {name: len(m["values"]) for name, m in metrics.items()} == \
+        {name: runs for name in metrics}
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=str)
+def test_every_claim_holds_for_every_seed_and_kernel_path(path):
+    for name, m in entry(path)["metrics"].items():
+        if m["at_least"] is not None:
+            assert m["min"] >= m["at_least"], f"{name}: min {m['min']} < {m['at_least']}"
+        if m["at_most"] is not None:
+            assert m["max"] <= m["at_most"], f"{name}: max {m['max']} > {m['at_most']}"
+        assert (m["min"], m["max"]) == (min(m["values"]), max(m["values"]))
+
+
+def test_status_page_shows_the_table():
+    assert block(ROOT / "status.md", "robustness") == robustness.markdown(TABLE)
+
+
+def test_claimed_metrics_reads_check_and_report_calls(tmp_path):
+    nbformat = pytest.importorskip("nbformat")
+    nb = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_code_cell('claims.check("a", acc, at_least=0.9)\nx = 1'),
+        nbformat.v4.new_code_cell('%matplotlib inline'),
+        nbformat.v4.new_code_cell('report("b", seconds)\nx.check_other(name)')])
+    path = tmp_path / "nb.ipynb"
+    nbformat.write(nb, path)
+    assert robustness.claimed_metrics(path) == {"a": "check", "b": "report"}
+
+
+def test_claims_named_by_expressions_are_refused(tmp_path):
+    nbformat = pytest.importorskip("nbformat")
+    nb = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_code_cell('claims.check(f"ch9_{key}", 1, at_least=0)')])
+    path = tmp_path / "nb.ipynb"
+    nbformat.write(nb, path)
+    with pytest.raises(ValueError, match="string literal"):
+        robustness.claimed_metrics(path)
+
+
+def test_code_hash_ignores_prose_and_outputs_but_not_code(tmp_path):
+    nbformat = pytest.importorskip("nbformat")
+    cells = [nbformat.v4.new_markdown_cell("글"), nbformat.v4.new_code_cell("x = 1")]
+    path = tmp_path / "nb.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(cells=cells), path)
+    before = robustness.code_hash(path)
+    cells[0].source = "다른 글"
+    cells[1].outputs = [nbformat.v4.new_output("stream", text="1")]
+    nbformat.write(nbformat.v4.new_notebook(cells=cells), path)
+    assert robustness.code_hash(path) == before
+    cells[1].source = "x = 2"
+    nbformat.write(nbformat.v4.new_notebook(cells=cells), path)
+    assert robustness.code_hash(path) != before
+
+
+def glued(path):
+    """``{key: text/plain}`` of every value the committed notebook glued for its page."""
+    nbformat = pytest.importorskip("nbformat")
+    found = {}
+    for cell in nbformat.read(ROOT / path, as_version=4).cells:
+        for out in cell.get("outputs", []):
+            meta = out.get("metadata", {}).get("scrapbook")
+            if meta:
+                prefix = meta.get("mime_prefix", "")
+                found[meta["name"]] = out["data"][prefix + "text/plain"]
+    return found
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=str)
+def test_the_page_quotes_the_current_ranges(path):
+    from helpers import claims
+
+    pages = {name[:-len("_range")]: text for name, text in glued(path).items()
+             if name.endswith("_range")}
+    assert set(pages) == set(robustness.claimed_metrics(ROOT / path)), \
+        f"{path}: re-execute it (tools/course.py execute) after the robustness runs"
+    stale = {name: text for name, text in pages.items() if text != claims.seed_range(name)}
+    assert not stale, f"{path} quotes ranges that are not the table's: {stale}; " \
+                      "re-execute the chapter"
+
+
+def test_gunpoint_one_nn_lies_inside_the_trained_models_range():
+    # Chapter 5 says the 1-NN baseline lies inside the range of the trained model's accuracy.
+    from helpers import claims
+    from helpers.data import load_gunpoint
+
+    (x_train, y_train), (x_test, y_test) = load_gunpoint("train"), load_gunpoint("test")
+    distances = ((x_test[:, None, :, 0] - x_train[None, :, :, 0]) ** 2).sum(axis=2)
+    one_nn = (y_train[distances.argmin(axis=1)] == y_test).mean()
+    measured = claims.measured("ch5_gunpoint_accuracy")
+    assert measured["min"] < one_nn < measured["max"]
