@@ -22,20 +22,21 @@ def _positive_int(value, name: str) -> int:
     return int(value)
 
 
-def _pattern(kind: int, length: int) -> np.ndarray:
+def _pattern(kind: int, length: int, amplitude: float) -> np.ndarray:
     """One period of a sine (kind 1: up, then down) or its mirror image (kind 0)."""
-    wave = np.sin(2 * np.pi * (np.arange(length) + 0.5) / length)
-    return 2.0 * wave if kind == 1 else -2.0 * wave
+    wave = amplitude * np.sin(2 * np.pi * (np.arange(length) + 0.5) / length)
+    return wave if kind == 1 else -wave
 
 
 def planted_pattern_dataset(n: int, seq_len: int = 64, n_features: int = 2, *,
-                            pattern_length: int = 8, noise: float = 1.0, seed: int = 0):
+                            pattern_length: int = 8, amplitude: float = 2.0, noise: float = 1.0,
+                            seed: int = 0):
     """Noisy series whose label is decided by a short pattern planted at a random position.
 
     Every series is Gaussian noise in all features. Into feature 0 of each series a pattern of
-    ``pattern_length`` steps is added at a uniformly random position: one sine period of
-    amplitude 2 that goes up first (label 1) or down first (label 0). Only those steps carry
-    information about the label, so a model's attention can be checked against them.
+    ``pattern_length`` steps is added at a uniformly random position: one sine period of peak
+    ``amplitude`` that goes up first (label 1) or down first (label 0). Only those steps
+    carry information about the label, so a model's attention can be checked against them.
 
     Parameters
     ----------
@@ -47,6 +48,8 @@ def planted_pattern_dataset(n: int, seq_len: int = 64, n_features: int = 2, *,
         Features per time step; the pattern goes into feature 0, the others are pure noise.
     pattern_length : int, default 8
         Length of the planted pattern, in time steps.
+    amplitude : float, default 2.0
+        Peak height of the pattern, in units of the data (positive).
     noise : float, default 1.0
         Standard deviation of the background noise (non-negative).
     seed : int, default 0
@@ -64,7 +67,8 @@ def planted_pattern_dataset(n: int, seq_len: int = 64, n_features: int = 2, *,
     Raises
     ------
     ValueError
-        If a size is not a positive integer, ``pattern_length > seq_len`` or ``noise < 0``.
+        If a size is not a positive integer, ``pattern_length > seq_len``, ``amplitude <= 0``
+        or ``noise < 0``.
 
     Notes
     -----
@@ -84,6 +88,8 @@ def planted_pattern_dataset(n: int, seq_len: int = 64, n_features: int = 2, *,
     pattern_length = _positive_int(pattern_length, "pattern_length")
     if pattern_length > seq_len:
         raise ValueError(f"pattern_length ({pattern_length}) must not exceed seq_len ({seq_len})")
+    if not amplitude > 0:
+        raise ValueError(f"amplitude must be positive; got {amplitude!r}")
     if not noise >= 0:
         raise ValueError(f"noise must be a non-negative standard deviation; got {noise!r}")
     rng = np.random.default_rng(seed)
@@ -93,7 +99,7 @@ def planted_pattern_dataset(n: int, seq_len: int = 64, n_features: int = 2, *,
     steps = starts[:, None] + np.arange(pattern_length)
     informative_steps = np.zeros((n, seq_len), dtype=bool)
     np.put_along_axis(informative_steps, steps, True, axis=1)
-    patterns = np.stack([_pattern(0, pattern_length), _pattern(1, pattern_length)])
+    patterns = np.stack([_pattern(k, pattern_length, amplitude) for k in (0, 1)])
     x[np.arange(n)[:, None], steps, 0] += patterns[y]
     return x.astype(np.float32), y.astype(np.int64), informative_steps
 

@@ -6,7 +6,11 @@ This is the only module of ``helpers`` that imports TensorFlow/Keras. Import it 
 
 from __future__ import annotations
 
+import contextlib
 import os
+import re
+import sys
+import tempfile
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
@@ -15,8 +19,82 @@ import numpy as np  # noqa: E402
 
 from .data import _positive_int  # noqa: E402
 
-__all__ = ["BahdanauAttention", "build_lstm_classifier", "build_lstm_bahdanau_classifier",
+__all__ = ["fit", "BahdanauAttention", "build_lstm_classifier", "build_lstm_bahdanau_classifier",
            "build_lstm_mha_classifier", "attention_over_time"]
+
+
+def fit(model, x, y, *, sample_weight=None, **kwargs):
+    """``model.fit(x, y, ...)``, with the training step traced into a graph once, not twice.
+
+    Keras creates the optimizer's variables and the loss and metric state the first time the
+    training step runs. TensorFlow traces a step that creates variables twice (once to create
+    them, once for the graph it keeps), and for the small models of this course that tracing
+    takes longer than the training. This builds that state first, with Keras's public
+    ``optimizer.build``, ``compute_loss`` and ``compute_metrics`` on two examples, then calls
+    ``model.fit`` unchanged: the same training, about half the start-up time.
+
+    Parameters
+    ----------
+    model : keras.Model
+        A compiled model.
+    x, y : array_like or list of array_like
+        Inputs and targets as ``model.fit`` takes them; at least two examples.
+    sample_weight : array_like, optional
+        Passed to ``model.fit``.
+    **kwargs
+        Passed to ``model.fit`` (``epochs``, ``batch_size``, ``verbose``, ...).
+
+    Returns
+    -------
+    keras.callbacks.History
+        What ``model.fit`` returns.
+
+    Raises
+    ------
+    ValueError
+        If ``model`` is not compiled.
+    """
+    if getattr(model, "optimizer", None) is None or not model.compiled:
+        raise ValueError(f"model {model.name!r} is not compiled; call model.compile() first")
+
+    def first_two(a):
+        return None if a is None else np.asarray(a)[:2]
+
+    x2, y2 = keras.tree.map_structure(first_two, x), keras.tree.map_structure(first_two, y)
+    weight2 = first_two(sample_weight)
+    model.optimizer.build(model.trainable_variables)
+    y_pred = model(x2, training=False)
+    model.compute_loss(x=x2, y=y2, y_pred=y_pred, sample_weight=weight2)
+    model.compute_metrics(x2, y2, y_pred, sample_weight=weight2)
+    if not model.jit_compile:
+        return model.fit(x, y, sample_weight=sample_weight, **kwargs)
+    with _without_xla_notice():
+        return model.fit(x, y, sample_weight=sample_weight, **kwargs)
+
+
+# What TensorFlow 2.20 writes to the process's stderr when it first compiles with XLA, at
+# INFO level and whatever TF_CPP_MIN_LOG_LEVEL says. A notebook would show it as output.
+_XLA_NOTICE = re.compile(r"^(WARNING: All log messages before absl::InitializeLog\(\) is "
+                         r"called are written to STDERR|I\d{4} .*Compiled cluster using XLA!.*)$")
+
+
+@contextlib.contextmanager
+def _without_xla_notice():
+    """Pass everything written to file descriptor 2 through, except XLA's compile notice."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile() as captured:
+        os.dup2(captured.fileno(), 2)
+        try:
+            yield
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            captured.seek(0)
+            kept = [line for line in captured.read().decode(errors="replace").splitlines()
+                    if not _XLA_NOTICE.match(line)]
+            if kept:
+                print("\n".join(kept), file=sys.stderr)
 
 # ---------------------------------------------------------------------------------------------
 # Chapter 5: LSTM + attention for time-series classification
@@ -281,8 +359,11 @@ def attention_over_time(model, x, *, batch_size: int = 256) -> np.ndarray:
         layer = model.get_layer("attention")
     except ValueError:
         raise ValueError(f"model {model.name!r} has no layer named 'attention'") from None
+    batch_size = _positive_int(batch_size, "batch_size")
     probe = keras.Model(model.inputs, layer.output[1])
-    weights = np.asarray(probe.predict(x, batch_size=batch_size, verbose=0))
+    # Called eagerly batch by batch: predict() would trace a new graph for every probe model.
+    weights = np.concatenate([np.asarray(probe([x[i:i + batch_size]], training=False))
+                              for i in range(0, len(x), batch_size)])
     if weights.ndim == 4:  # multi-head: (batch, num_heads, seq_len_q, seq_len_k)
         return weights.mean(axis=(1, 2))
     return weights[..., 0]
@@ -294,6 +375,7 @@ def attention_over_time(model, x, *, batch_size: int = 256) -> np.ndarray:
 # ---------------------------------------------------------------------------------------------
 
 import warnings  # noqa: E402
+import weakref  # noqa: E402
 
 __all__ += ["build_seq2seq", "greedy_decode"]
 
@@ -439,13 +521,37 @@ def greedy_decode(encoder: keras.Model, decoder: keras.Model, source_ids, *, sta
         raise ValueError(f"max_length must be an integer >= 1; got {max_length!r}")
     source = source.astype(np.int32)
     encoder_outputs, state = (np.asarray(a) for a in encoder(source, training=False))
+    step = _graph_decoder(decoder)
     ids = np.full((len(source), 1), start_id, dtype=np.int32)
     with warnings.catch_warnings():
         # With one input position (S = 1) Keras warns that a softmax over one key is always 1,
         # which is correct for attention over a single key.
         warnings.filterwarnings("ignore", message="You are using a softmax over axis")
         for _ in range(max_length):
-            probs, weights = decoder([ids, encoder_outputs, state, source], training=False)
+            probs, weights = step(ids, encoder_outputs, state, source)
             next_id = np.argmax(np.asarray(probs)[:, -1], axis=-1).astype(np.int32)
             ids = np.concatenate([ids, next_id[:, None]], axis=1)
     return ids[:, 1:], np.asarray(weights)[:, 0]
+
+
+_GRAPH_DECODERS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _graph_decoder(decoder: keras.Model):
+    """``decoder`` as one TensorFlow graph for every batch size and length, traced once.
+
+    Called eagerly, the decoder's GRU runs its time loop op by op, which costs more than the
+    arithmetic for a small model; a graph whose input shapes leave batch and length open is
+    traced once per decoder and then reused for every call of :func:`greedy_decode`.
+    """
+    if decoder not in _GRAPH_DECODERS:
+        import tensorflow as tf  # noqa: PLC0415 - the backend this module runs on
+
+        width = decoder.inputs[1].shape[-1]
+        specs = [tf.TensorSpec((None, None), tf.int32),
+                 tf.TensorSpec((None, None, width), tf.float32),
+                 tf.TensorSpec((None, width), tf.float32),
+                 tf.TensorSpec((None, None), tf.int32)]
+        _GRAPH_DECODERS[decoder] = tf.function(
+            lambda *inputs: decoder(list(inputs), training=False), input_signature=specs)
+    return _GRAPH_DECODERS[decoder]

@@ -135,3 +135,55 @@ def test_keras_format_round_trip(name, tmp_path):
     np.testing.assert_array_equal(loaded.predict(x, verbose=0), model.predict(x, verbose=0))
     np.testing.assert_array_equal(layers.attention_over_time(loaded, x),
                                   layers.attention_over_time(model, x))
+
+
+def small_classifier(seed):
+    keras.utils.set_random_seed(seed)
+    return layers.build_lstm_bahdanau_classifier(6, 2, lstm_units=4, attention_units=3,
+                                                 dense_units=4)
+
+
+def counted_train_steps(model):
+    calls = []
+    original = model.train_step
+
+    def train_step(data):
+        calls.append(1)
+        return original(data)
+
+    model.train_step = train_step
+    return calls
+
+
+def test_fit_traces_the_training_step_once_and_trains_exactly_like_model_fit():
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(40, 6, 2)).astype("float32")
+    y = rng.integers(0, 2, 40)
+    plain, ours = small_classifier(3), small_classifier(3)
+    plain_traces, our_traces = counted_train_steps(plain), counted_train_steps(ours)
+    keras.utils.set_random_seed(4)
+    plain.fit(x, y, epochs=2, batch_size=8, verbose=0)
+    keras.utils.set_random_seed(4)
+    history = layers.fit(ours, x, y, epochs=2, batch_size=8, verbose=0)
+    assert len(our_traces) == 1 and len(plain_traces) == 2
+    assert len(history.history["loss"]) == 2
+    for a, b in zip(plain.get_weights(), ours.get_weights()):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_fit_refuses_a_model_that_is_not_compiled():
+    inputs = keras.Input((3,))
+    model = keras.Model(inputs, keras.layers.Dense(1)(inputs), name="raw")
+    with pytest.raises(ValueError, match="model 'raw' is not compiled"):
+        layers.fit(model, np.zeros((4, 3)), np.zeros(4))
+
+
+def test_xla_notice_is_dropped_and_everything_else_on_stderr_kept(capfd):
+    with layers._without_xla_notice():
+        os.write(2, b"WARNING: All log messages before absl::InitializeLog() is called are "
+                    b"written to STDERR\n")
+        os.write(2, b"I0000 00:00:1795411403.412833   29268 device_compiler.h:196] Compiled "
+                    b"cluster using XLA!  This line is logged at most once for the lifetime "
+                    b"of the process.\n")
+        os.write(2, b"E0000 something real went wrong\n")
+    assert capfd.readouterr().err == "E0000 something real went wrong\n"

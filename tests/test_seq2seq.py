@@ -194,3 +194,18 @@ def test_greedy_decode_with_one_input_position_does_not_warn(seq2seq):
                                      max_length=3)
     assert ids.shape == (1, 3) and weights.shape == (1, 3, 1)
     np.testing.assert_allclose(weights, 1.0)
+
+
+def test_greedy_decode_runs_the_decoder_as_one_graph_for_every_shape(seq2seq, batch):
+    from helpers import layers
+
+    model, encoder, decoder = seq2seq
+    source = batch[0]
+    ids, weights = greedy_decode(encoder, decoder, source, start_id=1, max_length=7)
+    greedy_decode(encoder, decoder, source[:1, :3], start_id=1, max_length=2)
+    assert layers._GRAPH_DECODERS[decoder].experimental_get_tracing_count() == 1
+    # The graph gives what the Keras decoder gives when called directly.
+    encoder_outputs, state = (np.asarray(a) for a in encoder(source))
+    fed = np.concatenate([np.ones((3, 1), np.int32), ids[:, :-1]], axis=1)
+    _, direct = decoder([fed, encoder_outputs, state, source])
+    np.testing.assert_allclose(weights, np.asarray(direct)[:, 0], atol=1e-6)
