@@ -58,10 +58,11 @@ def fit(model, x, y, *, sample_weight=None, **kwargs):
         raise ValueError(f"model {model.name!r} is not compiled; call model.compile() first")
 
     def first_two(a):
+        if isinstance(a, (list, tuple)):
+            return [first_two(part) for part in a]
         return None if a is None else np.asarray(a)[:2]
 
-    x2, y2 = keras.tree.map_structure(first_two, x), keras.tree.map_structure(first_two, y)
-    weight2 = first_two(sample_weight)
+    x2, y2, weight2 = first_two(x), first_two(y), first_two(sample_weight)
     model.optimizer.build(model.trainable_variables)
     y_pred = model(x2, training=False)
     model.compute_loss(x=x2, y=y2, y_pred=y_pred, sample_weight=weight2)
