@@ -1,13 +1,15 @@
-"""The status page (status.md, written by tools/course.py bench) is current."""
+"""The status page (status.md, written by tools/course.py bench and robustness) is current."""
 
 import re
 
 import pytest
 
-from tools.benchmark import title
+from tools import robustness
+from tools.benchmark import TARGET_MB, TARGET_TOTAL_SECONDS, TARGET_TRAINING_SECONDS, title
 from tools.toc import ROOT, toc_files, toc_notebooks
 
 STATUS = ROOT / "status.md"
+TRAINING = set(robustness.training_chapters())
 
 
 def pinned(name):
@@ -15,17 +17,32 @@ def pinned(name):
     return re.search(rf"^{re.escape(name)}==([\w.]+)", text, re.M).group(1)
 
 
+def row(nb_path):
+    found = re.search(rf"^\| {re.escape(title(ROOT / nb_path))} \| ([\d.]+) \| (\d+) \| "
+                      r"([\d,]+|—) \|$", STATUS.read_text(encoding="utf-8"), re.M)
+    assert found, f"status.md has no row for {nb_path}: run python3.11 tools/course.py bench"
+    rate = None if found.group(3) == "—" else float(found.group(3).replace(",", ""))
+    return float(found.group(1)), int(found.group(2)), rate
+
+
 def test_status_page_is_in_the_toc():
     assert "status" in toc_files()
 
 
 @pytest.mark.parametrize("nb_path", toc_notebooks(), ids=str)
-def test_every_chapter_has_a_measured_row(nb_path):
-    row = re.search(rf"^\| {re.escape(title(ROOT / nb_path))} \| ([\d.]+) \| (\d+) \|$",
-                    STATUS.read_text(encoding="utf-8"), re.M)
-    assert row, f"status.md has no row for {nb_path}: run python3.11 tools/course.py bench"
-    seconds, megabytes = float(row.group(1)), int(row.group(2))
-    assert 0 < seconds < 60 and 0 < megabytes < 1536, "over Binder's limits"
+def test_every_chapter_has_a_measured_row_within_the_limits(nb_path):
+    seconds, megabytes, rate = row(nb_path)
+    assert 0 < seconds < 60 and 0 < megabytes < TARGET_MB, "over Binder's limits"
+    if nb_path in TRAINING:
+        assert seconds <= TARGET_TRAINING_SECONDS, f"{nb_path} trains for too long"
+        assert rate and rate > 0, f"{nb_path} reports no training throughput"
+    else:
+        assert rate is None
+
+
+def test_the_whole_course_runs_within_its_budget():
+    total = sum(row(nb_path)[0] for nb_path in toc_notebooks())
+    assert total <= TARGET_TOTAL_SECONDS
 
 
 def test_status_versions_are_the_pinned_ones():

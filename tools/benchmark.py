@@ -1,17 +1,21 @@
-"""Execute every chapter in a fresh kernel and report wall time and peak memory.
+"""Execute every chapter in a fresh kernel and report wall time, peak memory and throughput.
 
-Writes the table into README.md (between the bench markers) and regenerates status.md, the
-site's page about when and with what the notebooks were last executed. Not a test: numbers
-depend on the machine. Run it through ``python3.11 tools/course.py bench``.
+Each chapter runs three times; the table gives the median time, the largest peak memory and,
+for the chapters that train, the training throughput they report (sequence steps per second,
+see ``helpers.claims.report``). Writes the table into README.md and status.md (between the
+bench markers; the rest of status.md is written by hand and by tools/robustness.py). Not a
+test: numbers depend on the machine. Run it through ``python3.11 tools/course.py bench``.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import json
 import os
 import platform
-import re
+import statistics
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -20,6 +24,7 @@ import nbformat
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from tools.execute import run  # noqa: E402
+from tools.markers import replace_block  # noqa: E402
 from tools.toc import toc_notebooks  # noqa: E402
 PEAK_CODE = ("import resource, sys\n"
              "_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
@@ -28,7 +33,9 @@ VERSIONS_CODE = ("import importlib.metadata as m, platform\n"
                  "print(platform.python_version(), m.version('numpy'), end=' ')\n"
                  "try:\n    print(m.version('tensorflow-cpu'))\n"
                  "except m.PackageNotFoundError:\n    print(m.version('tensorflow'))")
-TARGET_SECONDS, TARGET_MB = 30, 1024
+TARGET_SECONDS, TARGET_TRAINING_SECONDS, TARGET_TOTAL_SECONDS, TARGET_MB = 30, 20, 100, 1024
+REPEATS = 3
+THROUGHPUT_SUFFIX = "sequence_steps_per_second"
 MHA_SHAPE = {"d_model": 64, "num_heads": 8, "key_dim": 8}
 MHA_LENGTHS = (64, 256, 1024)
 
@@ -44,16 +51,36 @@ def stdout(cell) -> str:
     return "".join(out.get("text", "") for out in cell.outputs if out.output_type == "stream")
 
 
-def execute(path: Path) -> tuple[float, float, str]:
-    """Run one notebook top to bottom; return (seconds, peak MB of the kernel, versions)."""
+def execute(path: Path) -> tuple[float, float, str, float | None]:
+    """Run one notebook top to bottom.
+
+    Returns (seconds, peak MB of the kernel, versions, training throughput or None).
+    """
     nb = nbformat.read(path, as_version=4)
     nb.cells += [nbformat.v4.new_code_cell(VERSIONS_CODE), nbformat.v4.new_code_cell(PEAK_CODE)]
-    start = time.perf_counter()
-    run(nb, path.parent)
-    seconds = time.perf_counter() - start
+    with tempfile.TemporaryDirectory() as tmp:
+        metrics = Path(tmp) / "metrics.jsonl"
+        os.environ["COURSE_METRICS"] = str(metrics)
+        start = time.perf_counter()
+        try:
+            run(nb, path.parent)
+        finally:
+            os.environ.pop("COURSE_METRICS")
+        seconds = time.perf_counter() - start
+        records = [json.loads(line) for line in metrics.read_text().splitlines()] \
+            if metrics.exists() else []
+    throughput = [r["value"] for r in records if r["name"].endswith(THROUGHPUT_SUFFIX)]
     peak_mb = float(stdout(nb.cells[-1]))
     versions = stdout(nb.cells[-2]).strip()
-    return seconds, peak_mb, versions
+    return seconds, peak_mb, versions, (sum(throughput) if throughput else None)
+
+
+def measure(path: Path) -> tuple[float, float, str, float | None]:
+    """Median time, largest peak memory and median throughput over REPEATS runs."""
+    runs = [execute(path) for _ in range(REPEATS)]
+    rates = [r[3] for r in runs if r[3] is not None]
+    return (statistics.median(r[0] for r in runs), max(r[1] for r in runs), runs[-1][2],
+            statistics.median(rates) if rates else None)
 
 
 def best_seconds(fn, repeats: int = 5) -> float:
@@ -95,57 +122,48 @@ def mha_timings() -> str:
     return "\n".join(lines) + f"\n\n(batch 1, {shape}, float32, CPU; 5회 중 가장 빠른 값)"
 
 
-def table(rows: list[tuple[str, float, float]]) -> str:
-    lines = ["| 장 | 실행 시간 (초) | 최대 메모리 (MB) |", "|---|---:|---:|"]
-    lines += [f"| {name} | {sec:.1f} | {mb:.0f} |" for name, sec, mb in rows]
+def table(rows: list[tuple[str, float, float, float | None]]) -> str:
+    lines = ["| 장 | 실행 시간 (초) | 최대 메모리 (MB) | 학습 처리량 (시퀀스·시점/초) |",
+             "|---|---:|---:|---:|"]
+    lines += [f"| {name} | {sec:.1f} | {mb:.0f} | {'—' if rate is None else f'{rate:,.0f}'} |"
+              for name, sec, mb, rate in rows]
+    lines.append(f"| 합계 | {sum(r[1] for r in rows):.1f} | | |")
     return "\n".join(lines)
 
 
-def update_readme(text: str, block: str = "bench") -> None:
-    readme = ROOT / "README.md"
-    pattern = re.compile(rf"(<!-- {block}:start -->\n).*?(<!-- {block}:end -->)", re.S)
-    content = readme.read_text(encoding="utf-8")
-    if not pattern.search(content):
-        raise SystemExit(f"README.md has no <!-- {block}:start --> ... <!-- {block}:end --> block")
-    readme.write_text(pattern.sub(lambda m: m.group(1) + text + "\n" + m.group(2), content),
-                      encoding="utf-8")
-
-
-def write_status(rows, versions: str, when: str, mha: str) -> None:
+def status_text(rows, versions: str, when: str) -> str:
     python, numpy, tensorflow = versions.split()
     machine = f"{platform.system()} {platform.machine()}, 코어 {os.cpu_count()}개"
-    (ROOT / "status.md").write_text(
-        "# 실행 환경과 실행 기록\n\n"
-        "이 페이지는 `python3.11 tools/course.py bench`가 만듭니다. 모든 장을 새 커널에서 처음부터\n"
-        "끝까지 실행하고 걸린 시간과 커널 프로세스의 최대 메모리(RSS)를 잽니다.\n\n"
-        f"- 마지막 실행: {when}\n- 기계: {machine}, CPU만 사용\n"
-        f"- Python {python}, NumPy {numpy}, TensorFlow {tensorflow}\n\n"
-        f"{table(rows)}\n\n"
-        f"목표는 장마다 {TARGET_SECONDS}초, {TARGET_MB} MB 미만입니다(코어 2개 기계 기준).\n\n"
-        "## 멀티 헤드 어텐션: 반복문, 벡터화, Keras\n\n"
-        "3장의 NumPy `MultiHeadAttention`을 헤드마다 도는 반복문과 reshape/transpose로 한 번에 "
-        "계산하는 벡터화 방식으로 실행하고, 같은 가중치의 Keras 레이어와 비교합니다.\n\n"
-        f"{mha}\n",
-        encoding="utf-8")
+    return (f"- 마지막 실행: {when}\n- 기계: {machine}, CPU만 사용\n"
+            f"- Python {python}, NumPy {numpy}, TensorFlow {tensorflow}\n\n"
+            f"{table(rows)}\n\n"
+            f"실행 시간은 {REPEATS}회 실행의 중앙값, 최대 메모리는 그중 가장 큰 값입니다. "
+            f"목표는 장마다 {TARGET_SECONDS}초(학습하는 장은 {TARGET_TRAINING_SECONDS}초), "
+            f"전체 {TARGET_TOTAL_SECONDS}초, 장마다 {TARGET_MB} MB 미만입니다"
+            "(코어 2개 기계 기준). 학습 처리량은 학습한 시퀀스 수 × 시퀀스 길이 × 에포크 수를 "
+            "학습 시간으로 나눈 값입니다.")
 
 
 def main() -> None:
     rows, versions = [], ""
     for path in toc_notebooks():
-        seconds, peak_mb, versions = execute(ROOT / path)
-        rows.append((title(ROOT / path), seconds, peak_mb))
-        print(f"{path.stem:40s} {seconds:6.1f} s {peak_mb:7.0f} MB", flush=True)
+        seconds, peak_mb, versions, rate = measure(ROOT / path)
+        rows.append((title(ROOT / path), seconds, peak_mb, rate))
+        print(f"{path.stem:40s} {seconds:6.1f} s {peak_mb:7.0f} MB"
+              + (f" {rate:10,.0f} steps/s" if rate else ""), flush=True)
     when = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     text = table(rows) + f"\n\n({when}, {platform.system()} {platform.machine()}, " \
-                         f"Python/NumPy/TensorFlow {versions.replace(' ', ' / ')})"
+                         f"Python/NumPy/TensorFlow {versions.replace(' ', ' / ')}; " \
+                         f"{REPEATS}회 실행의 중앙값)"
     mha = mha_timings()
-    update_readme(text)
-    update_readme(mha, block="bench-mha")
-    write_status(rows, versions, when, mha)
+    replace_block(ROOT / "README.md", "bench", text)
+    replace_block(ROOT / "README.md", "bench-mha", mha)
+    replace_block(ROOT / "status.md", "bench", status_text(rows, versions, when))
+    replace_block(ROOT / "status.md", "bench-mha", mha)
     print(text, mha, sep="\n\n")
-    over = [r for r in rows if r[1] > TARGET_SECONDS or r[2] > TARGET_MB]
+    over = [r[0] for r in rows if r[1] > TARGET_SECONDS or r[2] > TARGET_MB]
     if over:
-        print(f"over the per-chapter target: {[r[0] for r in over]}", file=sys.stderr)
+        print(f"over the per-chapter target: {over}", file=sys.stderr)
 
 
 if __name__ == "__main__":
