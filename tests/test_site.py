@@ -79,3 +79,12 @@ def test_removed_cells_stay_hidden(built_site, nb_path):
         if "remove-cell" in cell.metadata.get("tags", []) and cell.source.strip():
             first_line = cell.source.strip().splitlines()[0]
             assert first_line not in html, f"{nb_path}: a remove-cell cell is visible"
+
+
+@pytest.mark.parametrize("name", toc_files(), ids=str)
+def test_cell_toggles_speak_korean(built_site, name):
+    html = page(built_site, name).read_text(encoding="utf-8")
+    assert "Show code cell" not in html and "Hide code cell" not in html, \
+        f"{name}: an English toggle label (set nb_code_prompt_show/hide in _config.yml)"
+    if name.startswith("chapters/") and "hide-input" in html:
+        assert "코드 보기" in html
