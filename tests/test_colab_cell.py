@@ -106,3 +106,15 @@ def test_chapter_alone_runs_in_a_fresh_environment(tmp_path):
                                  "HOME": str(tmp_path), "COURSE_HELPERS_SOURCE": str(ROOT)})
     assert result.returncode == 0, result.stderr[-3000:]
     assert str(env_dir) in result.stdout, result.stdout
+
+
+def test_intro_clones_the_configured_repository():
+    from tools.colab_cell import repository
+
+    url, _ = repository()
+    intro = (ROOT / "intro.md").read_text(encoding="utf-8")
+    clone = re.search(r"^\s*git clone (\S+)\n\s*cd (\S+)$", intro, re.M)
+    assert clone, "intro.md shows no 'git clone URL' followed by 'cd FOLDER'"
+    assert clone.group(1) in {url, url + ".git"}, \
+        f"intro.md clones {clone.group(1)}, _config.yml names {url}"
+    assert clone.group(2) == url.rsplit("/", 1)[1]

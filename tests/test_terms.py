@@ -31,7 +31,8 @@ TERMS = {
 }
 # Forms the course never uses. "주의" is banned outright (it covers 주의력, 주의 가중치 and
 # 다중 헤드 주의), so the course says 조심 or 유의 where it means "be careful".
-FORBIDDEN = ["주의", "스케일 도트 제품", "다중 헤드", "엔코더", "변압기", "어텐션 웨이트"]
+# Solutions are 해답, the word sphinx-exercise puts on every solution's dropdown.
+FORBIDDEN = ["주의", "스케일 도트 제품", "다중 헤드", "엔코더", "변압기", "어텐션 웨이트", "풀이"]
 
 
 def course_texts():
