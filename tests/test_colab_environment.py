@@ -103,3 +103,15 @@ def test_chapter_runs_in_colabs_runtime(colab_env, nb_path, tmp_path):
     assert result.returncode == 0, result.stderr[-3000:]
     error = json.loads(result.stdout.strip().splitlines()[-1])["error"]
     assert error is None, f"{nb_path} fails in Colab's runtime:\n{error}"
+
+
+def test_helpers_lower_bounds_are_the_versions_tested_here():
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    declared = project["dependencies"] + project["optional-dependencies"]["keras"]
+    bounds = dict(spec.split(">=") for spec in declared)
+    pinned = dict(line.split("  #")[0].strip().split("==") for line in
+                  PINS.read_text(encoding="utf-8").splitlines() if "==" in line)
+    assert {name: pinned.get(name) for name in bounds} == bounds, \
+        "pyproject.toml's lower bounds must be the versions tests/environments/colab.txt tests"
