@@ -50,3 +50,20 @@ def test_status_versions_are_the_pinned_ones():
     assert f"NumPy {pinned('numpy')}" in text
     assert f"TensorFlow {pinned('tensorflow-cpu')}" in text
     assert re.search(r"Python 3\.11\.\d+", text)
+
+
+def test_intro_roadmap_is_the_measured_one():
+    from tools.benchmark import roadmap
+    from tools.markers import block
+
+    seconds = {p.with_suffix("").as_posix(): row(p)[0] for p in toc_notebooks()}
+    assert block(ROOT / "intro.md", "roadmap") == roadmap(seconds), \
+        "intro.md's roadmap is not the one roadmap.yml and status.md make: run tools/course.py bench"
+
+
+def test_roadmap_has_every_chapter_and_nothing_else():
+    import yaml
+
+    entries = yaml.safe_load((ROOT / "roadmap.yml").read_text(encoding="utf-8"))
+    assert set(entries) == {p.with_suffix("").as_posix() for p in toc_notebooks()}
+    assert all(e["question"].endswith("?") and e["prerequisites"] for e in entries.values())

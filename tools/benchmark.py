@@ -131,6 +131,23 @@ def table(rows: list[tuple[str, float, float, float | None]]) -> str:
     return "\n".join(lines)
 
 
+def roadmap(seconds: dict[str, float]) -> str:
+    """The intro's roadmap table: question, prerequisites and run time of every chapter.
+
+    ``seconds`` maps each chapter's toc path (``chapters/NN_name``) to its measured seconds.
+    """
+    import yaml  # noqa: PLC0415
+
+    entries = yaml.safe_load((ROOT / "roadmap.yml").read_text(encoding="utf-8"))
+    lines = ["| 장 | 이 장이 답하는 질문 | 먼저 알면 좋은 것 | 실행 시간 |", "|---|---|---|---:|"]
+    for number, path in enumerate(toc_notebooks(), start=1):
+        key = path.with_suffix("").as_posix()
+        entry = entries[key]
+        lines.append(f"| [{number}. {title(ROOT / path)}]({key}.ipynb) | {entry['question']} | "
+                     f"{entry['prerequisites']} | {seconds[key]:.0f}초 |")
+    return "\n".join(lines)
+
+
 def status_text(rows, versions: str, when: str) -> str:
     python, numpy, tensorflow = versions.split()
     machine = f"{platform.system()} {platform.machine()}, 코어 {os.cpu_count()}개"
@@ -160,6 +177,9 @@ def main() -> None:
     replace_block(ROOT / "README.md", "bench-mha", mha)
     replace_block(ROOT / "status.md", "bench", status_text(rows, versions, when))
     replace_block(ROOT / "status.md", "bench-mha", mha)
+    replace_block(ROOT / "intro.md", "roadmap",
+                  roadmap({path.with_suffix("").as_posix(): row[1]
+                           for path, row in zip(toc_notebooks(), rows)}))
     print(text, mha, sep="\n\n")
     over = [r[0] for r in rows if r[1] > TARGET_SECONDS or r[2] > TARGET_MB]
     if over:
