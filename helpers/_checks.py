@@ -1,0 +1,179 @@
+"""Input checks shared by every module of helpers (private).
+
+One rule everywhere: a value of the wrong *type* raises ``TypeError``; a value of the right
+type but the wrong *value or shape* raises ``ValueError``. Every message names the caller's
+argument, says what was expected and what was given (with the shape for arrays).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import numpy as np
+
+
+def integer(value, name: str, *, low: int | None = None, high: int | None = None) -> int:
+    """``value`` as a Python int, checked to lie in ``[low, high]`` (either bound optional).
+
+    >>> integer(np.int64(3), "num_heads", low=1)
+    3
+    >>> integer(2.0, "num_heads")
+    Traceback (most recent call last):
+    TypeError: num_heads must be an integer; got 2.0 (float)
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name} must be an integer; got {value!r} ({type(value).__name__})")
+    value = int(value)
+    if low is not None and value < low or high is not None and value > high:
+        raise ValueError(f"{name} must be an integer in {_interval(low, high)}; got {value}")
+    return value
+
+
+def positive_int(value, name: str) -> int:
+    """``value`` as a Python int >= 1 (a size, a length, a count)."""
+    return integer(value, name, low=1)
+
+
+def real(value, name: str, *, low: float | None = None, high: float | None = None,
+         low_open: bool = False) -> float:
+    """``value`` as a finite Python float in ``[low, high]`` (``(low, high]`` if ``low_open``).
+
+    >>> real(0.5, "dropout", low=0, high=1)
+    0.5
+    >>> real(0, "amplitude", low=0, low_open=True)
+    Traceback (most recent call last):
+    ValueError: amplitude must be a finite number in (0, inf); got 0
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{name} must be a real number; got {value!r} ({type(value).__name__})")
+    number = float(value)
+    below = low is not None and (number <= low if low_open else number < low)
+    above = high is not None and number > high
+    if not np.isfinite(number) or below or above:
+        raise ValueError(f"{name} must be a finite number in "
+                         f"{_interval(low, high, low_open=low_open)}; got {value!r}")
+    return number
+
+
+def one_of(value, name: str, choices: Iterable):
+    """``value`` itself, if it is one of ``choices``."""
+    choices = tuple(choices)
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {', '.join(map(repr, choices))}; got {value!r}")
+    return value
+
+
+def float_array(x, name: str, *, min_rank: int = 0, axes: str | None = None,
+                finite: bool = True) -> np.ndarray:
+    """``x`` as a floating-point array: float32/float64 stay as they are, integers -> float64.
+
+    Parameters
+    ----------
+    x : array_like
+    name : str
+        The caller's argument name, used in messages.
+    min_rank : int, default 0
+        The fewest axes ``x`` may have.
+    axes : str, optional
+        The expected shape in words, for the message, e.g. ``"(..., n_q, d_k)"``.
+    finite : bool, default True
+        Refuse NaN and infinities.
+
+    Raises
+    ------
+    TypeError
+        If ``x`` is boolean, complex or not numeric.
+    ValueError
+        If ``x`` has fewer than ``min_rank`` axes or (with ``finite``) NaN or infinities.
+
+    >>> float_array([[1, 2]], "query", min_rank=2).dtype
+    dtype('float64')
+    >>> float_array([1.0, 2.0], "query", min_rank=2, axes="(..., n_q, d_k)")
+    Traceback (most recent call last):
+    ValueError: query must have shape (..., n_q, d_k) (at least 2 axes); got shape (2,)
+    """
+    arr = np.asarray(x)
+    if arr.dtype == bool or not np.issubdtype(arr.dtype, np.number) \
+            or np.issubdtype(arr.dtype, np.complexfloating):
+        raise TypeError(f"{name} must be an array of real numbers; got dtype {arr.dtype}")
+    if not np.issubdtype(arr.dtype, np.floating):
+        arr = arr.astype(np.float64)
+    if arr.ndim < min_rank:
+        expected = f"{axes} (at least {min_rank} axes)" if axes else f"at least {min_rank} axes"
+        raise ValueError(f"{name} must have shape {expected}; got shape {arr.shape}")
+    if finite and not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} contains NaN or infinity (shape {arr.shape}); "
+                         "expected finite numbers")
+    return arr
+
+
+def int_array(x, name: str, *, ndim: int | None = None, low: int | None = None,
+              high: int | None = None) -> np.ndarray:
+    """``x`` as an integer array with ``ndim`` axes and entries in ``[low, high]``."""
+    arr = np.asarray(x)
+    if arr.dtype == bool or not np.issubdtype(arr.dtype, np.integer):
+        raise TypeError(f"{name} must be an array of integers; got dtype {arr.dtype}")
+    if ndim is not None and arr.ndim != ndim:
+        raise ValueError(f"{name} must have {ndim} axes; got shape {arr.shape}")
+    if arr.size and (low is not None and arr.min() < low or high is not None and arr.max() > high):
+        raise ValueError(f"every entry of {name} must lie in {_interval(low, high)}; "
+                         f"got entries from {arr.min()} to {arr.max()}")
+    return arr
+
+
+def bool_array(x, name: str, *, meaning: str = "") -> np.ndarray:
+    """``x`` as a boolean array (a mask); ``meaning`` explains True/False in the message."""
+    arr = np.asarray(x)
+    if arr.dtype != bool:
+        hint = f" ({meaning})" if meaning else ""
+        raise TypeError(f"{name} must be boolean{hint}; got dtype {arr.dtype}")
+    return arr
+
+
+def broadcast(shapes: dict[str, tuple], target: tuple | None = None,
+              what: str = "leading (batch) axes") -> tuple:
+    """The broadcast of the named ``shapes``; with ``target``, each must broadcast *to* it.
+
+    >>> broadcast({"query": (2, 1), "key": (1, 3)})
+    (2, 3)
+    >>> broadcast({"mask": (3, 4, 4)}, target=(2, 4, 4), what="scores' shape")
+    Traceback (most recent call last):
+    ValueError: mask of shape (3, 4, 4) does not broadcast to the scores' shape (2, 4, 4)
+    """
+    if target is not None:
+        for name, shape in shapes.items():
+            try:
+                full = np.broadcast_shapes(tuple(shape), tuple(target))
+            except ValueError:
+                full = None
+            if full != tuple(target):
+                raise ValueError(f"{name} of shape {tuple(shape)} does not broadcast to the "
+                                 f"{what} {tuple(target)}")
+        return tuple(target)
+    try:
+        return np.broadcast_shapes(*(tuple(s) for s in shapes.values()))
+    except ValueError:
+        given = ", ".join(f"{name} {tuple(shape)}" for name, shape in shapes.items())
+        raise ValueError(f"the {what} do not broadcast: {given}") from None
+
+
+def same_size(sizes: dict[str, int], what: str) -> int:
+    """The common value of ``sizes`` (named), which must all be equal.
+
+    >>> same_size({"query": 4, "key": 3}, "feature size d_k (last axis)")
+    Traceback (most recent call last):
+    ValueError: query and key must have the same feature size d_k (last axis); got query 4, key 3
+    """
+    values = set(sizes.values())
+    if len(values) != 1:
+        names = " and ".join(sizes)
+        given = ", ".join(f"{name} {size}" for name, size in sizes.items())
+        raise ValueError(f"{names} must have the same {what}; got {given}")
+    return values.pop()
+
+
+def _interval(low, high, *, low_open: bool = False) -> str:
+    left = "(" if low_open or low is None else "["
+    right = "]" if high is not None else ")"
+    return (f"{left}{'-inf' if low is None else low}, "
+            f"{'inf' if high is None else high}{right}")
