@@ -1,19 +1,29 @@
-"""Shared code of the course *어텐션 메커니즘*.
+"""Shared code of the course *어텐션 메커니즘*, one concept per module.
 
-Modules
--------
+NumPy only (import in an instant, run anywhere):
+
 helpers.attention
-    NumPy reference implementations (softmax, scaled dot-product attention, masks).
+    Softmax, scaled dot-product attention, masks, additive attention, chunked attention and
+    multi-head attention (chapters 1-4 and 7).
+helpers.timeseries
+    The planted-pattern series and the GunPoint data set of chapter 5.
+helpers.korean_numbers
+    Korean readings of numbers and the character vocabulary of chapter 6.
 helpers.plotting
     Attention heatmaps with Korean labels.
-helpers.notebook
-    ``setup()``, the one set-up call at the top of every chapter, and ``show_source()``.
 helpers.claims
     Checks and glue for the numbers a chapter's prose quotes about trained models.
-helpers.layers
-    Keras layers and model builders (the only module that imports TensorFlow).
-helpers.data
-    Data sets generated in code or shipped with the package; nothing is downloaded.
+helpers.notebook
+    ``setup()``, the one set-up call at the top of every chapter, and ``show_source()``.
+
+Keras (import TensorFlow, through ``helpers._tensorflow`` with the course's log settings):
+
+helpers.training
+    ``fit``: ``model.fit`` with the training step traced once.
+helpers.classifiers
+    The LSTM classifiers with and without attention of chapter 5.
+helpers.seq2seq
+    The recurrent encoder-decoder with cross-attention of chapter 6, and greedy decoding.
 
 ``import helpers`` is cheap: it imports neither matplotlib nor TensorFlow.
 """

@@ -63,8 +63,8 @@ def one_of(value, name: str, choices: Iterable):
     return value
 
 
-def float_array(x, name: str, *, min_rank: int = 0, axes: str | None = None,
-                finite: bool = True) -> np.ndarray:
+def float_array(x, name: str, *, min_rank: int = 0, ndim: int | None = None,
+                axes: str | None = None, finite: bool = True) -> np.ndarray:
     """``x`` as a floating-point array: float32/float64 stay as they are, integers -> float64.
 
     Parameters
@@ -74,6 +74,8 @@ def float_array(x, name: str, *, min_rank: int = 0, axes: str | None = None,
         The caller's argument name, used in messages.
     min_rank : int, default 0
         The fewest axes ``x`` may have.
+    ndim : int, optional
+        The exact number of axes ``x`` must have.
     axes : str, optional
         The expected shape in words, for the message, e.g. ``"(..., n_q, d_k)"``.
     finite : bool, default True
@@ -84,7 +86,8 @@ def float_array(x, name: str, *, min_rank: int = 0, axes: str | None = None,
     TypeError
         If ``x`` is boolean, complex or not numeric.
     ValueError
-        If ``x`` has fewer than ``min_rank`` axes or (with ``finite``) NaN or infinities.
+        If ``x`` has fewer than ``min_rank`` axes, not ``ndim`` axes, or (with ``finite``)
+        NaN or infinities.
 
     >>> float_array([[1, 2]], "query", min_rank=2).dtype
     dtype('float64')
@@ -99,8 +102,12 @@ def float_array(x, name: str, *, min_rank: int = 0, axes: str | None = None,
     if not np.issubdtype(arr.dtype, np.floating):
         arr = arr.astype(np.float64)
     if arr.ndim < min_rank:
-        expected = f"{axes} (at least {min_rank} axes)" if axes else f"at least {min_rank} axes"
-        raise ValueError(f"{name} must have shape {expected}; got shape {arr.shape}")
+        need = f"at least {_axes(min_rank)}"
+        expected = f"shape {axes} ({need})" if axes else need
+        raise ValueError(f"{name} must have {expected}; got shape {arr.shape}")
+    if ndim is not None and arr.ndim != ndim:
+        expected = f"shape {axes} ({_axes(ndim)})" if axes else _axes(ndim)
+        raise ValueError(f"{name} must have {expected}; got shape {arr.shape}")
     if finite and not np.all(np.isfinite(arr)):
         raise ValueError(f"{name} contains NaN or infinity (shape {arr.shape}); "
                          "expected finite numbers")
@@ -114,7 +121,7 @@ def int_array(x, name: str, *, ndim: int | None = None, low: int | None = None,
     if arr.dtype == bool or not np.issubdtype(arr.dtype, np.integer):
         raise TypeError(f"{name} must be an array of integers; got dtype {arr.dtype}")
     if ndim is not None and arr.ndim != ndim:
-        raise ValueError(f"{name} must have {ndim} axes; got shape {arr.shape}")
+        raise ValueError(f"{name} must have {_axes(ndim)}; got shape {arr.shape}")
     if arr.size and (low is not None and arr.min() < low or high is not None and arr.max() > high):
         raise ValueError(f"every entry of {name} must lie in {_interval(low, high)}; "
                          f"got entries from {arr.min()} to {arr.max()}")
@@ -170,6 +177,10 @@ def same_size(sizes: dict[str, int], what: str) -> int:
         given = ", ".join(f"{name} {size}" for name, size in sizes.items())
         raise ValueError(f"{names} must have the same {what}; got {given}")
     return values.pop()
+
+
+def _axes(n: int) -> str:
+    return f"{n} axis" if n == 1 else f"{n} axes"
 
 
 def _interval(low, high, *, low_open: bool = False) -> str:

@@ -11,26 +11,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._checks import bool_array, broadcast, float_array, int_array, integer, positive_int, same_size
+
 __all__ = ["softmax", "scaled_dot_product_attention", "causal_mask", "padding_mask",
            "additive_attention", "chunked_attention", "MultiHeadAttention"]
-
-
-def _as_float_array(x, name: str) -> np.ndarray:
-    """Convert ``x`` to a floating-point array, rejecting what attention cannot use."""
-    arr = np.asarray(x)
-    if arr.dtype == bool or not np.issubdtype(arr.dtype, np.number):
-        raise ValueError(f"{name} must be a real numeric array; got dtype {arr.dtype}")
-    if np.issubdtype(arr.dtype, np.complexfloating):
-        raise ValueError(f"{name} must be real, not complex; got dtype {arr.dtype}")
-    if not np.issubdtype(arr.dtype, np.floating):
-        arr = arr.astype(np.float64)
-    return arr
-
-
-def _require_finite(arr: np.ndarray, name: str) -> None:
-    if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name} contains NaN or infinity (shape {arr.shape}); "
-                         "attention needs finite inputs")
 
 
 def softmax(x, axis: int = -1) -> np.ndarray:
@@ -55,9 +39,10 @@ def softmax(x, axis: int = -1) -> np.ndarray:
 
     Raises
     ------
+    TypeError
+        If ``x`` is not an array of real numbers or ``axis`` not an integer.
     ValueError
-        If ``x`` is not real and numeric, has rank 0, contains NaN or ``+inf``, or ``axis``
-        is out of range.
+        If ``x`` has rank 0, contains NaN or ``+inf``, or ``axis`` is out of range.
 
     Notes
     -----
@@ -69,11 +54,8 @@ def softmax(x, axis: int = -1) -> np.ndarray:
     >>> softmax([1000.0, 1000.0])
     array([0.5, 0.5])
     """
-    arr = _as_float_array(x, "x")
-    if arr.ndim == 0:
-        raise ValueError("x must have at least one axis; got a scalar (shape ())")
-    if not -arr.ndim <= axis < arr.ndim:
-        raise ValueError(f"axis {axis} is out of range for x with shape {arr.shape}")
+    arr = float_array(x, "x", min_rank=1, finite=False)
+    integer(axis, "axis", low=-arr.ndim, high=arr.ndim - 1)
     if np.any(np.isnan(arr)) or np.any(arr == np.inf):
         raise ValueError(f"x contains NaN or +inf (shape {arr.shape}); only -inf is allowed")
     peak = np.max(arr, axis=axis, keepdims=True)
@@ -83,47 +65,23 @@ def softmax(x, axis: int = -1) -> np.ndarray:
     return exps / np.where(total == 0, 1.0, total)
 
 
-def _check_attention_shapes(query, key, value) -> None:
-    for name, arr, axes in (("query", query, "n_q, d_k"), ("key", key, "n_k, d_k"),
-                            ("value", value, "n_k, d_v")):
-        if arr.ndim < 2:
-            raise ValueError(f"{name} must have rank >= 2, shape (..., {axes}); "
-                             f"got shape {arr.shape}")
-    if query.shape[-1] != key.shape[-1]:
-        raise ValueError("query and key must have the same last axis d_k; got query "
-                         f"{query.shape} and key {key.shape}")
-    if key.shape[-2] != value.shape[-2]:
-        raise ValueError("key and value must have the same length n_k (axis -2); got key "
-                         f"{key.shape} and value {value.shape}")
-    try:
-        np.broadcast_shapes(query.shape[:-2], key.shape[:-2], value.shape[:-2])
-    except ValueError:
-        raise ValueError("the leading (batch) axes of query, key and value do not broadcast: "
-                         f"query {query.shape}, key {key.shape}, value {value.shape}") from None
+_QKV_AXES = {"query": "(..., n_q, d_k)", "key": "(..., n_k, d_k)", "value": "(..., n_k, d_v)"}
 
 
 def _validated_qkv(query, key, value):
     """Float arrays of compatible shapes, all finite, and the dtype the result should have."""
-    query, key, value = (_as_float_array(a, n) for a, n in
-                         ((query, "query"), (key, "key"), (value, "value")))
-    _check_attention_shapes(query, key, value)
-    for name, arr in (("query", query), ("key", key), ("value", value)):
-        _require_finite(arr, name)
+    query, key, value = (float_array(a, name, min_rank=2, axes=_QKV_AXES[name])
+                         for a, name in ((query, "query"), (key, "key"), (value, "value")))
+    same_size({"query": query.shape[-1], "key": key.shape[-1]}, "feature size d_k (last axis)")
+    same_size({"key": key.shape[-2], "value": value.shape[-2]}, "length n_k (axis -2)")
+    broadcast({"query": query.shape[:-2], "key": key.shape[:-2], "value": value.shape[:-2]})
     return query, key, value, np.result_type(query.dtype, key.dtype, value.dtype)
 
 
 def _check_mask(mask, scores_shape: tuple) -> np.ndarray:
-    mask = np.asarray(mask)
-    if mask.dtype != bool:
-        raise ValueError("mask must be boolean (True = may attend, False = blocked); "
-                         f"got dtype {mask.dtype}")
-    try:
-        full = np.broadcast_shapes(mask.shape, scores_shape)
-    except ValueError:
-        full = None
-    if full != tuple(scores_shape):
-        raise ValueError(f"mask of shape {mask.shape} does not broadcast to the scores' "
-                         f"shape (..., n_q, n_k) = {tuple(scores_shape)}")
+    mask = bool_array(mask, "mask", meaning="True = may attend, False = blocked")
+    broadcast({"mask": mask.shape}, target=tuple(scores_shape),
+              what="scores' shape (..., n_q, n_k) =")
     return mask
 
 
@@ -228,13 +186,8 @@ def causal_mask(n: int, n_k: int | None = None) -> np.ndarray:
     array([[1, 0, 0],
            [1, 1, 0]])
     """
-    n_k = n if n_k is None else n_k
-    for name, value in (("n", n), ("n_k", n_k)):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-            raise ValueError(f"{name} must be an integer sequence length; got {value!r} "
-                             f"({type(value).__name__})")
-        if value < 1:
-            raise ValueError(f"{name} must be at least 1; got {value}")
+    n = positive_int(n, "n")
+    n_k = n if n_k is None else positive_int(n_k, "n_k")
     return np.tri(n, n_k, dtype=bool)
 
 
@@ -273,14 +226,8 @@ def padding_mask(lengths, n_k: int) -> np.ndarray:
     <BLANKLINE>
            [[1, 0, 0, 0]]])
     """
-    if isinstance(n_k, bool) or not isinstance(n_k, (int, np.integer)) or n_k < 1:
-        raise ValueError(f"n_k must be a positive integer; got {n_k!r}")
-    lengths = np.asarray(lengths)
-    if lengths.ndim != 1 or not np.issubdtype(lengths.dtype, np.integer):
-        raise ValueError("lengths must be a 1-D array of integers, shape (batch,); got "
-                         f"shape {lengths.shape} and dtype {lengths.dtype}")
-    if np.any(lengths < 0) or np.any(lengths > n_k):
-        raise ValueError(f"every length must lie in [0, n_k={n_k}]; got {lengths.tolist()}")
+    n_k = positive_int(n_k, "n_k")
+    lengths = int_array(lengths, "lengths", ndim=1, low=0, high=n_k)
     positions = np.arange(n_k)
     return (positions[None, :] < lengths[:, None])[:, None, :]
 
@@ -328,34 +275,29 @@ def additive_attention(query, key, value, w_query, w_key, w_score, mask=None):
     e_ij = v_a^T tanh(W_a s_{i-1} + U_a h_j). Keras's ``AdditiveAttention`` is the special
     case ``w_query = w_key = I`` with ``w_score`` its learned ``scale`` vector (chapter 4).
     """
-    query, key, value = (_as_float_array(a, n) for a, n in
+    query, key, value = (float_array(a, name, min_rank=2) for a, name in
                          ((query, "query"), (key, "key"), (value, "value")))
-    w_query, w_key, w_score = (_as_float_array(a, n) for a, n in
-                               ((w_query, "w_query"), (w_key, "w_key"), (w_score, "w_score")))
-    for name, arr in (("query", query), ("key", key), ("value", value)):
-        if arr.ndim < 2:
-            raise ValueError(f"{name} must have rank >= 2; got shape {arr.shape}")
-        _require_finite(arr, name)
-    for name, arr in (("w_query", w_query), ("w_key", w_key), ("w_score", w_score)):
-        _require_finite(arr, name)
-    if w_query.ndim != 2 or w_key.ndim != 2 or w_score.ndim != 1:
-        raise ValueError("w_query and w_key must be 2-D and w_score 1-D; got shapes "
-                         f"{w_query.shape}, {w_key.shape}, {w_score.shape}")
-    if w_query.shape[0] != query.shape[-1] or w_key.shape[0] != key.shape[-1]:
-        raise ValueError(f"w_query {w_query.shape} must fit query {query.shape} and w_key "
-                         f"{w_key.shape} must fit key {key.shape} (first axis = feature axis)")
-    if not w_query.shape[1] == w_key.shape[1] == w_score.shape[0]:
-        raise ValueError("w_query, w_key and w_score must share the axis units; got "
-                         f"{w_query.shape}, {w_key.shape}, {w_score.shape}")
-    if key.shape[-2] != value.shape[-2]:
-        raise ValueError(f"key and value must have the same length n_k; got key {key.shape} "
-                         f"and value {value.shape}")
+    w_query, w_key, w_score = _check_additive_weights(query, key, w_query, w_key, w_score)
+    same_size({"key": key.shape[-2], "value": value.shape[-2]}, "length n_k (axis -2)")
+    broadcast({"query": query.shape[:-2], "key": key.shape[:-2], "value": value.shape[:-2]})
+    dtype = np.result_type(query, key, value, w_query, w_key, w_score)
     features = np.tanh((query @ w_query)[..., :, None, :] + (key @ w_key)[..., None, :, :])
     scores = features @ w_score  # (..., n_q, n_k)
     if mask is not None:
         scores = np.where(_check_mask(mask, scores.shape), scores, -np.inf)
-    weights = softmax(scores, axis=-1)
-    return weights @ value, weights
+    weights = softmax(scores, axis=-1).astype(dtype, copy=False)
+    return (weights @ value).astype(dtype, copy=False), weights
+
+
+def _check_additive_weights(query, key, w_query, w_key, w_score):
+    w_query = float_array(w_query, "w_query", ndim=2, axes="(d_q, units)")
+    w_key = float_array(w_key, "w_key", ndim=2, axes="(d_key, units)")
+    w_score = float_array(w_score, "w_score", ndim=1, axes="(units,)")
+    same_size({"query": query.shape[-1], "w_query": w_query.shape[0]}, "feature size d_q")
+    same_size({"key": key.shape[-1], "w_key": w_key.shape[0]}, "feature size d_key")
+    same_size({"w_query": w_query.shape[1], "w_key": w_key.shape[1],
+               "w_score": w_score.shape[0]}, "number of units")
+    return w_query, w_key, w_score
 
 
 def chunked_attention(query, key, value, chunk_size, mask=None):
@@ -424,17 +366,13 @@ def chunked_attention(query, key, value, chunk_size, mask=None):
     >>> bool(np.allclose(out, full, rtol=0, atol=1e-12))
     True
     """
-    if isinstance(chunk_size, bool) or not isinstance(chunk_size, (int, np.integer)):
-        raise ValueError(f"chunk_size must be a positive integer; got {chunk_size!r} "
-                         f"({type(chunk_size).__name__})")
-    if chunk_size < 1:
-        raise ValueError(f"chunk_size must be a positive integer; got {chunk_size}")
+    chunk_size = positive_int(chunk_size, "chunk_size")
     query, key, value, dtype = _validated_qkv(query, key, value)
     (n_q, d_k), n_k, d_v = query.shape[-2:], key.shape[-2], value.shape[-1]
     if n_k == 0:
         raise ValueError(f"key and value need at least one position (n_k >= 1); got key "
                          f"{key.shape} and value {value.shape}")
-    batch = np.broadcast_shapes(query.shape[:-2], key.shape[:-2], value.shape[:-2])
+    batch = broadcast({"query": query.shape[:-2], "key": key.shape[:-2], "value": value.shape[:-2]})
     sliced_mask = False
     if mask is not None:
         mask = _check_mask(mask, (*batch, n_q, n_k))  # checks shapes, builds nothing
@@ -499,7 +437,7 @@ class MultiHeadAttention:
     def __init__(self, query_kernel, key_kernel, value_kernel, output_kernel,
                  query_bias=None, key_bias=None, value_bias=None, output_bias=None, *,
                  vectorized: bool = True):
-        kernels = [_as_float_array(k, f"{n}_kernel") for k, n in
+        kernels = [float_array(k, f"{n}_kernel") for k, n in
                    zip((query_kernel, key_kernel, value_kernel, output_kernel), self._NAMES)]
         for kernel, name in zip(kernels, self._NAMES):
             if kernel.ndim != 3:
@@ -521,7 +459,7 @@ class MultiHeadAttention:
         for bias, name, shape in zip((query_bias, key_bias, value_bias, output_bias),
                                      self._NAMES, shapes):
             if bias is not None:
-                bias = _as_float_array(bias, f"{name}_bias")
+                bias = float_array(bias, f"{name}_bias")
                 if bias.shape != shape:
                     raise ValueError(f"{name}_bias must have shape {shape}; got {bias.shape}")
             biases.append(bias)
@@ -587,9 +525,9 @@ class MultiHeadAttention:
                 found[f"{keras_names[parts[-2]]}_{parts[-1]}"] = np.asarray(variable)
         missing = [f"{n}_kernel" for n in cls._NAMES if f"{n}_kernel" not in found]
         if missing:
+            present = [getattr(v, "path", v.name) for v in getattr(layer, "weights", [])]
             raise ValueError(f"the layer has no weights {missing}: call it once on data (or "
-                             "build it) before copying; got "
-                             f"{[getattr(v, 'path', v.name) for v in getattr(layer, 'weights', [])]}")
+                             f"build it) before copying; got {present}")
         return cls(**found, vectorized=vectorized)
 
     # --- properties ---------------------------------------------------------------------------
@@ -616,11 +554,9 @@ class MultiHeadAttention:
         """The number of weights, as Keras's ``count_params()`` counts them."""
         return int(sum(w.size for w in self.get_weights()))
 
-    def without_head(self, head: int) -> "MultiHeadAttention":
+    def without_head(self, head: int) -> MultiHeadAttention:
         """A copy in which head ``head`` contributes nothing (its output kernel is zero)."""
-        if isinstance(head, bool) or not isinstance(head, (int, np.integer)) \
-                or not 0 <= head < self.num_heads:
-            raise ValueError(f"head must be in [0, {self.num_heads}); got {head}")
+        head = integer(head, "head", low=0, high=self.num_heads - 1)
         output_kernel = self.output_kernel.copy()
         output_kernel[head] = 0.0
         return MultiHeadAttention(self.query_kernel, self.key_kernel, self.value_kernel,
@@ -652,8 +588,7 @@ class MultiHeadAttention:
         v = self._project(value, self.value_kernel, self.value_bias)
         if mask is not None:  # insert the head axis in front of (n_q, n_k)
             mask = mask.reshape((1,) * max(0, 2 - mask.ndim) + mask.shape)[..., None, :, :]
-        heads_mask = mask
-        return scaled_dot_product_attention(q, k, v, heads_mask)
+        return scaled_dot_product_attention(q, k, v, mask)
 
     def _heads_looped(self, query, key, value, mask):
         outputs, weights = [], []
@@ -671,16 +606,12 @@ class MultiHeadAttention:
         for name, arr, kernel in (("query", query, self.query_kernel),
                                   ("key", key, self.key_kernel),
                                   ("value", value, self.value_kernel)):
-            if arr.ndim < 2:
-                raise ValueError(f"{name} must have shape (..., length, features); got "
-                                 f"{arr.shape}")
             if arr.shape[-1] != kernel.shape[0]:
                 raise ValueError(f"{name} has {arr.shape[-1]} features but {name}_kernel "
                                  f"{kernel.shape} expects {kernel.shape[0]}")
-            _require_finite(arr, name)
-        if key.shape[-2] != value.shape[-2]:
-            raise ValueError(f"key and value must have the same length; got key {key.shape} "
-                             f"and value {value.shape}")
+        same_size({"key": key.shape[-2], "value": value.shape[-2]}, "length n_k (axis -2)")
+        return broadcast({"query": query.shape[:-2], "key": key.shape[:-2],
+                          "value": value.shape[:-2]})
 
     def __call__(self, query, value, key=None, attention_mask=None,
                  use_causal_mask: bool = False, return_attention_scores: bool = False):
@@ -713,14 +644,14 @@ class MultiHeadAttention:
             If the inputs' feature sizes do not fit the kernels, key and value lengths
             differ, an input is not finite, or the mask is not boolean or does not broadcast.
         """
-        query = _as_float_array(query, "query")
-        value = _as_float_array(value, "value")
-        key = value if key is None else _as_float_array(key, "key")
-        self._check_inputs(query, key, value)
+        axes = "(..., length, features)"
+        query = float_array(query, "query", min_rank=2, axes=axes)
+        value = float_array(value, "value", min_rank=2, axes=axes)
+        key = value if key is None else float_array(key, "key", min_rank=2, axes=axes)
+        batch = self._check_inputs(query, key, value)
         n_q, n_k = query.shape[-2], key.shape[-2]
         mask = None
         if attention_mask is not None:
-            batch = np.broadcast_shapes(query.shape[:-2], key.shape[:-2])
             mask = _check_mask(attention_mask, (*batch, n_q, n_k))
         if use_causal_mask:
             causal = causal_mask(n_q, n_k)

@@ -11,23 +11,18 @@ import textwrap
 
 import numpy as np
 
+from . import _tensorflow
+from ._checks import integer
+
 __all__ = ["setup", "training_seed", "show_source"]
 
 DEFAULT_SEED = 42
 SEED_VARIABLE = "COURSE_SEED"
 
 
-def _quiet_tensorflow() -> None:
-    """Keep TensorFlow's C++ and Python start-up logs out of the chapters' output."""
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-    os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
-
-
 def _seed_tensorflow(seed: int, xla: bool) -> None:
-    import keras  # noqa: PLC0415 - only when a chapter uses TensorFlow
-    import tensorflow as tf  # noqa: PLC0415
+    from ._tensorflow import keras, tf  # noqa: PLC0415 - only when a chapter uses TensorFlow
 
-    tf.get_logger().setLevel("ERROR")
     keras.utils.set_random_seed(seed)
     if not xla:
         tf.config.experimental.enable_op_determinism()
@@ -43,9 +38,7 @@ def _configure_matplotlib() -> None:
 
 
 def _check_seed(seed, name: str) -> int:
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"{name} must be a non-negative integer; got {seed!r}")
-    return int(seed)
+    return integer(seed, name, low=0)
 
 
 def training_seed(default: int = DEFAULT_SEED) -> int:
@@ -63,9 +56,11 @@ def training_seed(default: int = DEFAULT_SEED) -> int:
 
     Raises
     ------
+    TypeError
+        If ``default`` is not an integer.
     ValueError
         If ``COURSE_SEED`` is set but is not a non-negative integer (for example ``"abc"``
-        or ``"-1"``), or ``default`` is not a non-negative integer.
+        or ``"-1"``), or ``default`` is negative.
     """
     value = os.environ.get(SEED_VARIABLE)
     if value is None or value == "":
@@ -82,8 +77,8 @@ def setup(seed: int = DEFAULT_SEED, *, tensorflow: bool = False,
     Seeds Python's ``random`` and NumPy's global generator, sets NumPy to print 3 decimals
     without scientific notation, and configures matplotlib for Korean labels (PNG figures,
     the Nanum Gothic font bundled by koreanize-matplotlib). With ``tensorflow=True`` it also
-    silences TensorFlow's start-up logs, seeds Keras and TensorFlow and turns on
-    deterministic operations (unless ``xla=True``).
+    imports TensorFlow with the course's log settings (``helpers._tensorflow``), seeds Keras
+    and TensorFlow and turns on deterministic operations (unless ``xla=True``).
 
     Two seeds are in play. The generator this function returns, which a chapter uses for the
     data that defines its lesson, is always seeded with ``seed``. Everything else (Python's
@@ -113,8 +108,10 @@ def setup(seed: int = DEFAULT_SEED, *, tensorflow: bool = False,
 
     Raises
     ------
+    TypeError
+        If ``seed`` is not an integer.
     ValueError
-        If ``seed`` or ``COURSE_SEED`` is not a non-negative integer.
+        If ``seed`` is negative or ``COURSE_SEED`` is not a non-negative integer.
     """
     data_seed = _check_seed(seed, "seed")
     model_seed = training_seed(data_seed)
@@ -123,7 +120,6 @@ def setup(seed: int = DEFAULT_SEED, *, tensorflow: bool = False,
     np.set_printoptions(precision=3, suppress=True)
     _configure_matplotlib()
     if tensorflow or "tensorflow" in sys.modules:
-        _quiet_tensorflow()
         _seed_tensorflow(model_seed, xla)
     return np.random.default_rng(data_seed)
 
@@ -184,4 +180,4 @@ def show_source(*objects, docstring: bool = False):
     return Markdown(f"```python\n{body}\n```")
 
 
-_quiet_tensorflow()  # before any chapter imports TensorFlow
+_tensorflow.apply_settings()  # before any chapter imports TensorFlow

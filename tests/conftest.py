@@ -15,8 +15,8 @@ HTML = ROOT / "_build" / "html"
 def built_site() -> Path:
     """Build the book with Sphinx warnings as errors; return the HTML folder."""
     jupyter_book = Path(sys.executable).with_name("jupyter-book")
-    result = subprocess.run([str(jupyter_book), "build", ".", "--all", "--warningiserror", "--keep-going"],
-                            cwd=ROOT, capture_output=True, text=True)
+    result = subprocess.run([str(jupyter_book), "build", ".", "--all", "--warningiserror",
+                             "--keep-going"], cwd=ROOT, capture_output=True, text=True)
     if result.returncode != 0:
         pytest.fail("the site does not build with warnings as errors:\n"
                     + (result.stdout + result.stderr)[-4000:])

@@ -15,8 +15,6 @@ import json
 import os
 import shutil
 import subprocess
-import venv
-from pathlib import Path
 
 import pytest
 

@@ -17,10 +17,10 @@ from pathlib import Path
 
 import nbformat
 import pytest
+import websocket  # websocket-client, a dependency of JupyterLab
 
 from tools.toc import ROOT
 
-websocket = pytest.importorskip("websocket", reason="websocket-client comes with JupyterLab")
 TOKEN = uuid.uuid4().hex
 CHAPTER = "01_attention_intuition.ipynb"
 

@@ -48,6 +48,18 @@ def test_committed_from_one_clean_run(path):
 
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=str)
+def test_no_run_dependent_metadata(path):
+    """What tools/course.py execute saves: no timestamps, each stream's text in one piece."""
+    for index, cell in enumerate(read(path).cells):
+        assert "execution" not in cell.metadata, \
+            f"{path}, cell {index}: execution timestamps; re-record with tools/course.py execute"
+        streams = [o.get("name") if o.output_type == "stream" else None
+                   for o in cell.get("outputs", [])]
+        split = any(a is not None and a == b for a, b in zip(streams, streams[1:]))
+        assert not split, f"{path}, cell {index}: one stream saved in pieces; re-record it"
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=str)
 def test_no_errors_warnings_or_stderr_in_outputs(path):
     for index, cell in enumerate(read(path).cells):
         for out in cell.get("outputs", []):

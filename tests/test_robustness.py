@@ -68,7 +68,7 @@ def test_status_page_shows_the_table():
 
 
 def test_claimed_metrics_reads_check_and_report_calls(tmp_path):
-    nbformat = pytest.importorskip("nbformat")
+    import nbformat
     nb = nbformat.v4.new_notebook(cells=[
         nbformat.v4.new_code_cell('claims.check("a", acc, at_least=0.9)\nx = 1'),
         nbformat.v4.new_code_cell('%matplotlib inline'),
@@ -79,7 +79,7 @@ def test_claimed_metrics_reads_check_and_report_calls(tmp_path):
 
 
 def test_claims_named_by_expressions_are_refused(tmp_path):
-    nbformat = pytest.importorskip("nbformat")
+    import nbformat
     nb = nbformat.v4.new_notebook(cells=[
         nbformat.v4.new_code_cell('claims.check(f"ch9_{key}", 1, at_least=0)')])
     path = tmp_path / "nb.ipynb"
@@ -89,7 +89,7 @@ def test_claims_named_by_expressions_are_refused(tmp_path):
 
 
 def test_code_hash_ignores_prose_and_outputs_but_not_code(tmp_path):
-    nbformat = pytest.importorskip("nbformat")
+    import nbformat
     cells = [nbformat.v4.new_markdown_cell("글"), nbformat.v4.new_code_cell("x = 1")]
     path = tmp_path / "nb.ipynb"
     nbformat.write(nbformat.v4.new_notebook(cells=cells), path)
@@ -105,7 +105,7 @@ def test_code_hash_ignores_prose_and_outputs_but_not_code(tmp_path):
 
 def glued(path):
     """``{key: text/plain}`` of every value the committed notebook glued for its page."""
-    nbformat = pytest.importorskip("nbformat")
+    import nbformat
     found = {}
     for cell in nbformat.read(ROOT / path, as_version=4).cells:
         for out in cell.get("outputs", []):
@@ -132,7 +132,7 @@ def test_the_page_quotes_the_current_ranges(path):
 def test_gunpoint_one_nn_lies_inside_the_trained_models_range():
     # Chapter 5 says the 1-NN baseline lies inside the range of the trained model's accuracy.
     from helpers import claims
-    from helpers.data import load_gunpoint
+    from helpers.korean_numbers import load_gunpoint
 
     (x_train, y_train), (x_test, y_test) = load_gunpoint("train"), load_gunpoint("test")
     distances = ((x_test[:, None, :, 0] - x_train[None, :, :, 0]) ** 2).sum(axis=2)

@@ -58,7 +58,8 @@ def test_intro_roadmap_is_the_measured_one():
 
     seconds = {p.with_suffix("").as_posix(): row(p)[0] for p in toc_notebooks()}
     assert block(ROOT / "intro.md", "roadmap") == roadmap(seconds), \
-        "intro.md's roadmap is not the one roadmap.yml and status.md make: run tools/course.py bench"
+        ("intro.md's roadmap is not the one roadmap.yml and status.md make: "
+         "run tools/course.py bench")
 
 
 def test_roadmap_has_every_chapter_and_nothing_else():

@@ -17,6 +17,7 @@ import statistics
 import sys
 import tempfile
 import time
+from functools import partial
 from pathlib import Path
 
 import nbformat
@@ -26,6 +27,7 @@ sys.path.insert(0, str(ROOT))
 from tools.execute import run  # noqa: E402
 from tools.markers import replace_block  # noqa: E402
 from tools.toc import toc_notebooks  # noqa: E402
+
 PEAK_CODE = ("import resource, sys\n"
              "_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
              "print(_kb / 1024 / (1024 if sys.platform == 'darwin' else 1))")
@@ -96,11 +98,9 @@ def best_seconds(fn, repeats: int = 5) -> float:
 
 def mha_timings() -> str:
     """Looped vs vectorised NumPy multi-head attention, and NumPy vs Keras, as a table."""
-    import os  # noqa: PLC0415
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-    import keras  # noqa: PLC0415
-    import numpy as np  # noqa: PLC0415
+    import numpy as np  # noqa: PLC0415 - the chapters are timed before this imports anything
 
+    from helpers._tensorflow import keras  # noqa: PLC0415
     from helpers.attention import MultiHeadAttention  # noqa: PLC0415
 
     rng = np.random.default_rng(0)
@@ -113,9 +113,9 @@ def mha_timings() -> str:
         layer(x, x)
         looped = MultiHeadAttention.from_keras(layer, vectorized=False)
         vectorized = MultiHeadAttention.from_keras(layer, vectorized=True)
-        t_loop = best_seconds(lambda: looped(x, x))
-        t_vec = best_seconds(lambda: vectorized(x, x))
-        t_keras = best_seconds(lambda: layer(x, x))
+        t_loop = best_seconds(partial(looped, x, x))
+        t_vec = best_seconds(partial(vectorized, x, x))
+        t_keras = best_seconds(partial(layer, x, x))
         lines.append(f"| {n} | {t_loop * 1e3:.2f} | {t_vec * 1e3:.2f} | "
                      f"{t_loop / t_vec:.2f} | {t_keras * 1e3:.2f} |")
     shape = ", ".join(f"{k}={v}" for k, v in MHA_SHAPE.items())
@@ -168,7 +168,7 @@ def main() -> None:
         rows.append((title(ROOT / path), seconds, peak_mb, rate))
         print(f"{path.stem:40s} {seconds:6.1f} s {peak_mb:7.0f} MB"
               + (f" {rate:10,.0f} steps/s" if rate else ""), flush=True)
-    when = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    when = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
     text = table(rows) + f"\n\n({when}, {platform.system()} {platform.machine()}, " \
                          f"Python/NumPy/TensorFlow {versions.replace(' ', ' / ')}; " \
                          f"{REPEATS}회 실행의 중앙값)"

@@ -18,7 +18,8 @@ def replace_block(path: Path, block: str, text: str) -> None:
     pattern = re.compile(rf"(<!-- {block}:start -->\n).*?(<!-- {block}:end -->)", re.S)
     content = path.read_text(encoding="utf-8")
     if not pattern.search(content):
-        raise SystemExit(f"{path.name} has no <!-- {block}:start --> ... <!-- {block}:end --> block")
+        raise SystemExit(f"{path.name} has no <!-- {block}:start --> ... "
+                         f"<!-- {block}:end --> block")
     path.write_text(pattern.sub(lambda m: m.group(1) + text + "\n" + m.group(2), content),
                     encoding="utf-8")
 

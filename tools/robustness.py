@@ -178,7 +178,7 @@ def main(paths: list[str]) -> None:
         chapters[path.as_posix()] = measure(path)
     keep = {p.as_posix() for p in training_chapters()}
     chapters = {name: chapters[name] for name in sorted(chapters) if name in keep}
-    table = {"when": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+    table = {"when": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
              "versions": versions(), "chapters": chapters}
     TABLE.write_text(json.dumps(table, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
     replace_block(STATUS, "robustness", markdown(table))

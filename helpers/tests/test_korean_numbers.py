@@ -3,10 +3,15 @@
 import numpy as np
 import pytest
 
-from helpers.data import (KOREAN_NUMBER_SYLLABLES, MAX_KOREAN_NUMBER, CharVocabulary,
-                          number_reading_pairs, read_korean_number, reading_alignment)
+from helpers.korean_numbers import (
+    KOREAN_NUMBER_SYLLABLES,
+    MAX_KOREAN_NUMBER,
+    number_reading_pairs,
+    read_korean_number,
+    reading_alignment,
+)
 
-# The standard forms of the course (helpers.data.read_korean_number's docstring).
+# The standard forms of the course (helpers.korean_numbers.read_korean_number's docstring).
 READINGS = {
     0: "영",
     1: "일",
@@ -72,14 +77,14 @@ def test_non_integers_raise_type_error(bad):
 
 @pytest.mark.parametrize("bad", [-1, -2026, MAX_KOREAN_NUMBER + 1, 10**20, np.int64(-5)])
 def test_out_of_range_raises_value_error(bad):
-    with pytest.raises(ValueError, match="between 0 and 9,999,999,999,999,999"):
+    with pytest.raises(ValueError, match=r"n must be an integer in \[0, 9999999999999999\]"):
         read_korean_number(bad)
 
 
 def test_error_messages_show_what_was_given():
     with pytest.raises(ValueError, match="got -1"):
         read_korean_number(-1)
-    with pytest.raises(TypeError, match="got bool True"):
+    with pytest.raises(TypeError, match=r"got True \(bool\)"):
         read_korean_number(True)
     with pytest.raises(TypeError, match="sep must be a string"):
         read_korean_number(5, sep=None)

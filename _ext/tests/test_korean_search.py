@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from sphinx.application import Sphinx
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "_ext"))
 
 import korean_search  # noqa: E402

@@ -1,12 +1,12 @@
-"""helpers.data, chapter 5: the planted-pattern generator and the shipped GunPoint data."""
+"""helpers.timeseries, chapter 5: the planted-pattern generator and the shipped GunPoint data."""
 
 import shutil
 
 import numpy as np
 import pytest
 
-from helpers import data
-from helpers.data import DatasetError, load_gunpoint, planted_pattern_dataset
+from helpers import timeseries
+from helpers.timeseries import DatasetError, load_gunpoint, planted_pattern_dataset
 
 
 def test_shapes_dtypes_and_balance():
@@ -54,13 +54,23 @@ def test_same_seed_same_data_other_seed_other_data():
 
 
 @pytest.mark.parametrize("kwargs, message", [
-    ({"n": 0}, "n must be a positive integer; got 0"),
-    ({"n": 5, "seq_len": 4, "pattern_length": 8}, r"pattern_length \(8\) must not exceed seq_len \(4\)"),
-    ({"n": 5, "noise": -1.0}, "noise must be a non-negative"),
-    ({"n": 5, "n_features": 1.5}, "n_features must be a positive integer; got 1.5"),
+    ({"n": 0}, r"n must be an integer in \[1, inf\); got 0"),
+    ({"n": 5, "seq_len": 4, "pattern_length": 8},
+     r"pattern_length \(8\) must not exceed seq_len \(4\)"),
+    ({"n": 5, "noise": -1.0}, r"noise \(a standard deviation\) must be a finite number in "
+                              r"\[0, inf\); got -1.0"),
 ])
 def test_generator_rejects_bad_arguments(kwargs, message):
     with pytest.raises(ValueError, match=message):
+        planted_pattern_dataset(**kwargs)
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"n": 5, "n_features": 1.5}, r"n_features must be an integer; got 1.5 \(float\)"),
+    ({"n": 5, "amplitude": "2"}, r"amplitude must be a real number; got '2' \(str\)"),
+])
+def test_generator_rejects_arguments_of_the_wrong_type(kwargs, message):
+    with pytest.raises(TypeError, match=message):
         planted_pattern_dataset(**kwargs)
 
 
@@ -76,13 +86,13 @@ def test_gunpoint_loads_both_splits():
 
 
 def test_gunpoint_data_is_small_enough_to_ship():
-    sizes = sum(p.stat().st_size for p in data.DATASETS.glob("GunPoint_*.ts"))
+    sizes = sum(p.stat().st_size for p in timeseries.DATASETS.glob("GunPoint_*.ts"))
     assert sizes <= 1_000_000
 
 
 @pytest.fixture
 def copy_of_gunpoint(tmp_path):
-    for path in data.DATASETS.glob("GunPoint_*.ts"):
+    for path in timeseries.DATASETS.glob("GunPoint_*.ts"):
         shutil.copy(path, tmp_path / path.name)
     return tmp_path
 
@@ -106,7 +116,7 @@ def test_gunpoint_damaged_file(copy_of_gunpoint):
 
 
 def test_gunpoint_bad_split():
-    with pytest.raises(ValueError, match="split must be 'train' or 'test'; got 'valid'"):
+    with pytest.raises(ValueError, match="split must be one of 'train', 'test'; got 'valid'"):
         load_gunpoint("valid")
 
 
@@ -114,7 +124,7 @@ def test_data_module_does_not_import_tensorflow():
     import subprocess
     import sys
 
-    code = "import sys, helpers.data; print('tensorflow' in sys.modules)"
+    code = "import sys, helpers.timeseries; print('tensorflow' in sys.modules)"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                             check=True)
     assert result.stdout.strip() == "False"

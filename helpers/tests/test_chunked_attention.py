@@ -6,8 +6,12 @@ import tracemalloc
 import numpy as np
 import pytest
 
-from helpers.attention import (causal_mask, chunked_attention, padding_mask,
-                               scaled_dot_product_attention)
+from helpers.attention import (
+    causal_mask,
+    chunked_attention,
+    padding_mask,
+    scaled_dot_product_attention,
+)
 
 CHUNK_SIZES = [1, 3, 7, 11, 12, 100]  # 11 = n_k, 12 and 100 > n_k
 
@@ -159,23 +163,23 @@ def test_broadcast_mask_is_not_expanded():
 
 # --- bad input -------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("chunk_size, match", [
-    (0, "chunk_size must be a positive integer; got 0"),
-    (-3, "chunk_size must be a positive integer; got -3"),
-    (2.0, r"chunk_size must be a positive integer; got 2\.0 \(float\)"),
-    (True, r"chunk_size must be a positive integer; got True \(bool\)"),
-    ("4", r"got '4' \(str\)"),
-    (None, r"got None \(NoneType\)"),
+@pytest.mark.parametrize("chunk_size, error, match", [
+    (0, ValueError, r"chunk_size must be an integer in \[1, inf\); got 0"),
+    (-3, ValueError, r"chunk_size must be an integer in \[1, inf\); got -3"),
+    (2.0, TypeError, r"chunk_size must be an integer; got 2\.0 \(float\)"),
+    (True, TypeError, r"chunk_size must be an integer; got True \(bool\)"),
+    ("4", TypeError, r"got '4' \(str\)"),
+    (None, TypeError, r"got None \(NoneType\)"),
 ])
-def test_bad_chunk_size(chunk_size, match):
+def test_bad_chunk_size(chunk_size, error, match):
     q, k, v = random_qkv((3, 4), (5, 4), 2)
-    with pytest.raises(ValueError, match=match):
+    with pytest.raises(error, match=match):
         chunked_attention(q, k, v, chunk_size)
 
 
 @pytest.mark.parametrize("q_shape, k_shape, v_shape, match", [
-    ((4,), (5, 4), (5, 2), r"query must have rank >= 2"),
-    ((3, 4), (5, 3), (5, 2), r"same last axis d_k"),
+    ((4,), (5, 4), (5, 2), r"query must have shape \(\.\.\., n_q, d_k\)"),
+    ((3, 4), (5, 3), (5, 2), r"same feature size d_k"),
     ((3, 4), (5, 4), (6, 2), r"same length n_k"),
     ((2, 3, 4), (3, 5, 4), (3, 5, 2), r"do not broadcast"),
     ((3, 4), (0, 4), (0, 2), r"at least one position \(n_k >= 1\)"),
@@ -187,7 +191,7 @@ def test_bad_shapes(q_shape, k_shape, v_shape, match):
 
 def test_bad_masks():
     q, k, v = random_qkv((3, 4), (5, 4), 2)
-    with pytest.raises(ValueError, match="mask must be boolean"):
+    with pytest.raises(TypeError, match="mask must be boolean"):
         chunked_attention(q, k, v, 2, mask=np.ones((3, 5)))
     with pytest.raises(ValueError, match=r"does not broadcast to the scores' shape"):
         chunked_attention(q, k, v, 2, mask=np.ones((3, 4), dtype=bool))
@@ -200,7 +204,8 @@ def test_bad_values():
     k[1, 1] = np.nan
     with pytest.raises(ValueError, match="key contains NaN or infinity"):
         chunked_attention(q, k, v, 2)
-    with pytest.raises(ValueError, match="query must be a real numeric array"):
+    with pytest.raises(TypeError, match="query must be an array of real numbers; got dtype bool"):
         chunked_attention(np.ones((3, 4), dtype=bool), k, v, 2)
-    with pytest.raises(ValueError, match="value must be real, not complex"):
+    with pytest.raises(TypeError, match="value must be an array of real numbers; got dtype "
+                                        "complex128"):
         chunked_attention(q, q, q.astype(complex), 2)

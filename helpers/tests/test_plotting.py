@@ -6,12 +6,12 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
-from matplotlib.font_manager import FontProperties, findfont  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
+from matplotlib.font_manager import FontProperties, findfont
 
-from helpers.plotting import attention_heatmap  # noqa: E402
+from helpers.plotting import attention_heatmap
 
 TOKENS = ["나는", "오늘", "학교에", "갔다"]
 

@@ -1,17 +1,14 @@
 """Chapter 6: the character vocabularies and the encoder-decoder with cross-attention."""
 
-import os
 import warnings
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+import numpy as np
+import pytest
 
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
-
-from helpers.data import KOREAN_NUMBER_SYLLABLES, CharVocabulary  # noqa: E402
-
-keras = pytest.importorskip("keras")
-from helpers.layers import build_seq2seq, greedy_decode  # noqa: E402
+from helpers import seq2seq as seq2seq_module
+from helpers._tensorflow import keras
+from helpers.korean_numbers import KOREAN_NUMBER_SYLLABLES, CharVocabulary
+from helpers.seq2seq import build_seq2seq, greedy_decode
 
 DIGITS = CharVocabulary("0123456789")
 SYLLABLES = CharVocabulary(KOREAN_NUMBER_SYLLABLES)
@@ -54,8 +51,11 @@ def test_decode_stops_at_end_or_padding():
     (lambda: DIGITS.encode(["12a"]), ValueError, "outside the vocabulary"),
     (lambda: DIGITS.encode(["12345"], length=3), ValueError, "needs 5 positions"),
     (lambda: DIGITS.encode([12]), TypeError, "must be strings"),
-    (lambda: DIGITS.decode([[3, 13]]), ValueError, "between 0 and 12"),
-    (lambda: DIGITS.decode([[0.5]]), ValueError, "integers"),
+    (lambda: DIGITS.decode([[3, 13]]), ValueError,
+     r"every entry of ids must lie in \[0, 12\]; got entries from 3 to 13"),
+    (lambda: DIGITS.decode([[0.5]]), TypeError,
+     "ids must be an array of integers; got dtype float64"),
+    (lambda: DIGITS.decode(np.ones((1, 2, 3), int)), ValueError, r"got shape \(1, 2, 3\)"),
     (lambda: CharVocabulary("aa"), ValueError, "duplicates"),
     (lambda: CharVocabulary(""), ValueError, "non-empty"),
     (lambda: CharVocabulary(["ab"]), ValueError, "one character"),
@@ -174,15 +174,15 @@ def test_build_rejects_bad_arguments(kwargs, error):
         build_seq2seq(**kwargs)
 
 
-@pytest.mark.parametrize("source, max_length, message", [
-    (np.zeros((2, 3), np.int32), 4, "at least one non-padding"),
-    (np.ones(3, np.int32), 4, "2-D integer"),
-    (np.ones((2, 3)), 4, "2-D integer"),
-    (np.ones((2, 3), np.int32), 0, "max_length"),
+@pytest.mark.parametrize("source, max_length, error, message", [
+    (np.zeros((2, 3), np.int32), 4, ValueError, "at least one non-padding id; got 2 rows"),
+    (np.ones(3, np.int32), 4, ValueError, r"source_ids must have 2 axes; got shape \(3,\)"),
+    (np.ones((2, 3)), 4, TypeError, "source_ids must be an array of integers; got dtype float64"),
+    (np.ones((2, 3), np.int32), 0, ValueError, r"max_length must be an integer in \[1, inf\)"),
 ])
-def test_greedy_decode_rejects_bad_input(seq2seq, source, max_length, message):
+def test_greedy_decode_rejects_bad_input(seq2seq, source, max_length, error, message):
     _, encoder, decoder = seq2seq
-    with pytest.raises(ValueError, match=message):
+    with pytest.raises(error, match=message):
         greedy_decode(encoder, decoder, source, start_id=1, max_length=max_length)
 
 
@@ -197,13 +197,11 @@ def test_greedy_decode_with_one_input_position_does_not_warn(seq2seq):
 
 
 def test_greedy_decode_runs_the_decoder_as_one_graph_for_every_shape(seq2seq, batch):
-    from helpers import layers
-
     model, encoder, decoder = seq2seq
     source = batch[0]
     ids, weights = greedy_decode(encoder, decoder, source, start_id=1, max_length=7)
     greedy_decode(encoder, decoder, source[:1, :3], start_id=1, max_length=2)
-    assert layers._GRAPH_DECODERS[decoder].experimental_get_tracing_count() == 1
+    assert seq2seq_module._GRAPH_DECODERS[decoder].experimental_get_tracing_count() == 1
     # The graph gives what the Keras decoder gives when called directly.
     encoder_outputs, state = (np.asarray(a) for a in encoder(source))
     fed = np.concatenate([np.ones((3, 1), np.int32), ids[:, :-1]], axis=1)

@@ -23,9 +23,14 @@ def test_setup_sets_print_options():
     assert np.get_printoptions()["suppress"] is True
 
 
-@pytest.mark.parametrize("seed", [-1, 1.5, "0", True])
-def test_setup_rejects_bad_seed(seed):
-    with pytest.raises(ValueError, match="seed must be a non-negative integer"):
+@pytest.mark.parametrize("seed, error, message", [
+    (-1, ValueError, r"seed must be an integer in \[0, inf\); got -1"),
+    (1.5, TypeError, r"seed must be an integer; got 1.5 \(float\)"),
+    ("0", TypeError, r"seed must be an integer; got '0' \(str\)"),
+    (True, TypeError, r"seed must be an integer; got True \(bool\)"),
+])
+def test_setup_rejects_bad_seed(seed, error, message):
+    with pytest.raises(error, match=message):
         helpers.setup(seed)
 
 
@@ -54,7 +59,8 @@ def test_course_seed_overrides_the_training_seed_but_not_the_data(monkeypatch):
 @pytest.mark.parametrize("value", ["abc", "-1", "1.5"])
 def test_bad_course_seed_says_what_was_given(monkeypatch, value):
     monkeypatch.setenv("COURSE_SEED", value)
-    with pytest.raises(ValueError, match=f"COURSE_SEED must be a non-negative integer; got '{value}'"):
+    message = f"COURSE_SEED must be a non-negative integer; got '{value}'"
+    with pytest.raises(ValueError, match=message):
         helpers.setup()
 
 

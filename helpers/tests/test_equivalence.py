@@ -6,15 +6,12 @@ initial values) so that biases are non-zero and every weight is exercised.
 """
 
 import math
-import os
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")  # before TensorFlow is imported
+import numpy as np
+import pytest
 
-import keras  # noqa: E402
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
-
-from helpers.attention import (  # noqa: E402
+from helpers._tensorflow import keras
+from helpers.attention import (
     MultiHeadAttention,
     additive_attention,
     causal_mask,

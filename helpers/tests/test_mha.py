@@ -207,7 +207,7 @@ def test_without_head_removes_exactly_that_head(vectorized):
 @pytest.mark.parametrize("head", [3, 4, -1])
 def test_without_head_rejects_out_of_range(head):
     mha = random_mha(np.random.default_rng(10), num_heads=3)
-    with pytest.raises(ValueError, match=rf"head must be in \[0, 3\); got {head}"):
+    with pytest.raises(ValueError, match=rf"head must be an integer in \[0, 2\]; got {head}"):
         mha.without_head(head)
 
 
@@ -278,16 +278,24 @@ FIT = r"which does not fit num_heads=2, key_dim=3, value_dim=4"
     ("key_bias", np.ones(6), r"key_bias must have shape \(2, 3\); got \(6,\)"),
     ("value_bias", np.ones((2, 3)), r"value_bias must have shape \(2, 4\); got \(2, 3\)"),
     ("output_bias", np.ones((1, 6)), r"output_bias must have shape \(6,\); got \(1, 6\)"),
-    ("query_kernel", np.full((6, 2, 3), "a"), r"query_kernel must be a real numeric array"),
-    ("value_bias", np.ones((2, 4), dtype=bool), r"value_bias must be a real numeric.*bool"),
-    ("output_kernel", np.ones((2, 4, 6), dtype=complex),
-     r"output_kernel must be real, not complex"),
 ])
 def test_mha_init_rejects_bad_weights(name, value, match):
     weights = good_weights()
     MultiHeadAttention(**weights)  # the unchanged weights are fine
     weights[name] = value
     with pytest.raises(ValueError, match=match):
+        MultiHeadAttention(**weights)
+
+
+@pytest.mark.parametrize("name, value, match", [
+    ("query_kernel", np.full((6, 2, 3), "a"), r"query_kernel must be an array of real numbers"),
+    ("value_bias", np.ones((2, 4), dtype=bool), r"value_bias must be an array of real.*bool"),
+    ("output_kernel", np.ones((2, 4, 6), dtype=complex), r"output_kernel .*complex128"),
+])
+def test_mha_init_rejects_weights_of_the_wrong_type(name, value, match):
+    weights = good_weights()
+    weights[name] = value
+    with pytest.raises(TypeError, match=match):
         MultiHeadAttention(**weights)
 
 
@@ -301,18 +309,20 @@ def with_nan(a):
 
 
 @pytest.mark.parametrize("query, key, value, match", [
-    (np.ones(6), K, V, r"query must have shape \(\.\.\., length, features\); got \(6,\)"),
-    (Q, np.ones(5), V, r"key must have shape \(\.\.\., length, features\); got \(5,\)"),
-    (Q, K, np.ones(4), r"value must have shape \(\.\.\., length, features\); got \(4,\)"),
+    (np.ones(6), K, V, r"query must have shape \(\.\.\., length, features\) \(at least 2 "
+                       r"axes\); got shape \(6,\)"),
+    (Q, np.ones(5), V, r"key must have shape \(\.\.\., length, features\).*got shape \(5,\)"),
+    (Q, K, np.ones(4), r"value must have shape \(\.\.\., length, features\).*got shape \(4,\)"),
     (np.ones((2, 3, 5)), K, V, r"query has 5 features but query_kernel \(6, 2, 3\) expects 6"),
     (Q, np.ones((2, 5, 6)), V, r"key has 6 features but key_kernel \(5, 2, 3\) expects 5"),
     (Q, K, np.ones((2, 5, 5)), r"value has 5 features but value_kernel \(4, 2, 4\) expects 4"),
-    (Q, K, np.ones((2, 4, 4)), r"key and value must have the same length; got key \(2, 5, 5\) "
-                               r"and value \(2, 4, 4\)"),
+    (Q, K, np.ones((2, 4, 4)), r"key and value must have the same length n_k \(axis -2\); "
+                               r"got key 5, value 4"),
+    (np.ones((3, 3, 6)), K, V, r"the leading \(batch\) axes do not broadcast: query \(3,\), "
+                               r"key \(2,\), value \(2,\)"),
     (with_nan(Q), K, V, r"query contains NaN or infinity \(shape \(2, 3, 6\)\)"),
     (Q, with_nan(K), V, r"key contains NaN or infinity \(shape \(2, 5, 5\)\)"),
     (Q, K, np.full((2, 5, 4), np.inf), r"value contains NaN or infinity \(shape \(2, 5, 4\)\)"),
-    (Q.astype(bool), K, V, r"query must be a real numeric array; got dtype bool"),
 ])
 @VECTORIZED
 def test_mha_call_rejects_bad_inputs(query, key, value, match, vectorized):
@@ -323,8 +333,6 @@ def test_mha_call_rejects_bad_inputs(query, key, value, match, vectorized):
 
 
 @pytest.mark.parametrize("mask, match", [
-    (np.ones((2, 3, 5)), r"mask must be boolean .*got dtype float64"),
-    (np.ones((3, 5), dtype=int), r"mask must be boolean .*got dtype int64"),
     (np.ones((2, 5), dtype=bool),
      r"mask of shape \(2, 5\) does not broadcast to the scores' shape \(\.\.\., n_q, n_k\) = "
      r"\(2, 3, 5\)"),
@@ -337,6 +345,25 @@ def test_mha_call_rejects_bad_masks(mask, match, vectorized):
     for causal in (False, True):
         with pytest.raises(ValueError, match=match):
             mha(Q, V, key=K, attention_mask=mask, use_causal_mask=causal)
+
+
+@pytest.mark.parametrize("mask, match", [
+    (np.ones((2, 3, 5)), r"mask must be boolean \(True = may attend, False = blocked\); got "
+                         r"dtype float64"),
+    (np.ones((3, 5), dtype=int), r"mask must be boolean .*got dtype int64"),
+])
+@VECTORIZED
+def test_mha_call_rejects_masks_that_are_not_boolean(mask, match, vectorized):
+    mha = MultiHeadAttention(**good_weights(), vectorized=vectorized)
+    with pytest.raises(TypeError, match=match):
+        mha(Q, V, key=K, attention_mask=mask)
+
+
+@VECTORIZED
+def test_mha_call_rejects_input_of_the_wrong_type(vectorized):
+    mha = MultiHeadAttention(**good_weights(), vectorized=vectorized)
+    with pytest.raises(TypeError, match="query must be an array of real numbers; got dtype bool"):
+        mha(Q.astype(bool), V, key=K)
 
 
 # --- additive attention ----------------------------------------------------------------------
@@ -404,9 +431,9 @@ A_WQ, A_WK, A_WS = np.ones((2, 5)), np.ones((2, 5)), np.ones(5)
 
 
 @pytest.mark.parametrize("args, match", [
-    ((np.ones(2), A_K, A_V, A_WQ, A_WK, A_WS), r"query must have rank >= 2; got shape \(2,\)"),
-    ((A_Q, np.ones(2), A_V, A_WQ, A_WK, A_WS), r"key must have rank >= 2; got shape \(2,\)"),
-    ((A_Q, A_K, np.ones(4), A_WQ, A_WK, A_WS), r"value must have rank >= 2; got shape \(4,\)"),
+    ((np.ones(2), A_K, A_V, A_WQ, A_WK, A_WS), r"query must have at least 2 axes; got shape"),
+    ((A_Q, np.ones(2), A_V, A_WQ, A_WK, A_WS), r"key must have at least 2 axes; got shape"),
+    ((A_Q, A_K, np.ones(4), A_WQ, A_WK, A_WS), r"value must have at least 2 axes; got shape \(4,"),
     ((np.full((1, 2), np.nan), A_K, A_V, A_WQ, A_WK, A_WS),
      r"query contains NaN or infinity \(shape \(1, 2\)\)"),
     ((A_Q, np.full((3, 2), -np.inf), A_V, A_WQ, A_WK, A_WS),
@@ -414,23 +441,23 @@ A_WQ, A_WK, A_WS = np.ones((2, 5)), np.ones((2, 5)), np.ones(5)
     ((A_Q, A_K, np.full((3, 4), np.nan), A_WQ, A_WK, A_WS),
      r"value contains NaN or infinity \(shape \(3, 4\)\)"),
     ((A_Q, A_K, A_V, np.ones(2), A_WK, A_WS),
-     r"w_query and w_key must be 2-D and w_score 1-D; got shapes \(2,\), \(2, 5\), \(5,\)"),
+     r"w_query must have shape \(d_q, units\) \(2 axes\); got shape \(2,\)"),
     ((A_Q, A_K, A_V, A_WQ, np.ones((2, 5, 1)), A_WS),
-     r"must be 2-D and w_score 1-D; got shapes \(2, 5\), \(2, 5, 1\), \(5,\)"),
+     r"w_key must have shape \(d_key, units\) \(2 axes\); got shape \(2, 5, 1\)"),
     ((A_Q, A_K, A_V, A_WQ, A_WK, np.ones((5, 1))),
-     r"must be 2-D and w_score 1-D; got shapes \(2, 5\), \(2, 5\), \(5, 1\)"),
+     r"w_score must have shape \(units,\) \(1 axis\); got shape \(5, 1\)"),
     ((A_Q, A_K, A_V, np.ones((3, 5)), A_WK, A_WS),
-     r"w_query \(3, 5\) must fit query \(1, 2\) and w_key \(2, 5\) must fit key \(3, 2\)"),
+     r"query and w_query must have the same feature size d_q; got query 2, w_query 3"),
     ((A_Q, A_K, A_V, A_WQ, np.ones((4, 5)), A_WS),
-     r"w_query \(2, 5\) must fit query \(1, 2\) and w_key \(4, 5\) must fit key \(3, 2\)"),
+     r"key and w_key must have the same feature size d_key; got key 2, w_key 4"),
     ((A_Q, A_K, A_V, A_WQ, np.ones((2, 6)), A_WS),
-     r"w_query, w_key and w_score must share the axis units; got \(2, 5\), \(2, 6\), \(5,\)"),
-    ((A_Q, A_K, A_V, A_WQ, A_WK, np.ones(4)),
-     r"must share the axis units; got \(2, 5\), \(2, 5\), \(4,\)"),
+     r"w_query and w_key and w_score must have the same number of units; got w_query 5, "
+     r"w_key 6, w_score 5"),
+    ((A_Q, A_K, A_V, A_WQ, A_WK, np.ones(4)), r"same number of units; got .* w_score 4"),
     ((A_Q, A_K, np.ones((2, 4)), A_WQ, A_WK, A_WS),
-     r"key and value must have the same length n_k; got key \(3, 2\) and value \(2, 4\)"),
-    ((A_Q.astype(bool), A_K, A_V, A_WQ, A_WK, A_WS), r"query must be a real numeric.*bool"),
-    ((A_Q, A_K, A_V, A_WQ, A_WK, A_WS.astype(complex)), r"w_score must be real, not complex"),
+     r"key and value must have the same length n_k \(axis -2\); got key 3, value 2"),
+    ((np.ones((2, 1, 2)), np.ones((3, 3, 2)), np.ones((3, 3, 4)), A_WQ, A_WK, A_WS),
+     r"the leading \(batch\) axes do not broadcast: query \(2,\), key \(3,\), value \(3,\)"),
 ])
 def test_additive_attention_rejects_bad_input(args, match):
     additive_attention(A_Q, A_K, A_V, A_WQ, A_WK, A_WS)  # the good arguments work
@@ -438,9 +465,28 @@ def test_additive_attention_rejects_bad_input(args, match):
         additive_attention(*args)
 
 
+@pytest.mark.parametrize("args, match", [
+    ((A_Q.astype(bool), A_K, A_V, A_WQ, A_WK, A_WS), r"query must be an array of real.*bool"),
+    ((A_Q, A_K, A_V, A_WQ, A_WK, A_WS.astype(complex)), r"w_score must be .*complex128"),
+])
+def test_additive_attention_rejects_input_of_the_wrong_type(args, match):
+    with pytest.raises(TypeError, match=match):
+        additive_attention(*args)
+
+
+def test_additive_attention_keeps_float32():
+    args = (a.astype(np.float32) for a in (A_Q, A_K, A_V, A_WQ, A_WK, A_WS))
+    output, weights = additive_attention(*args)
+    assert output.dtype == weights.dtype == np.float32
+
+
+@pytest.mark.parametrize("mask", [np.ones((1, 3)), np.ones((1, 3), dtype=np.int8)])
+def test_additive_attention_rejects_masks_that_are_not_boolean(mask):
+    with pytest.raises(TypeError, match=f"mask must be boolean .*got dtype {mask.dtype}"):
+        additive_attention(A_Q, A_K, A_V, A_WQ, A_WK, A_WS, mask=mask)
+
+
 @pytest.mark.parametrize("mask, match", [
-    (np.ones((1, 3)), r"mask must be boolean .*got dtype float64"),
-    (np.ones((1, 3), dtype=np.int8), r"mask must be boolean .*got dtype int8"),
     (np.ones((1, 2), dtype=bool),
      r"mask of shape \(1, 2\) does not broadcast to the scores' shape .* = \(1, 3\)"),
     (np.ones((2, 1, 3), dtype=bool), r"mask of shape \(2, 1, 3\) does not broadcast.*\(1, 3\)"),
@@ -459,5 +505,5 @@ def test_additive_attention_rejects_non_finite_projections():
 @pytest.mark.parametrize("head", [1.5, True, "0"])
 def test_without_head_rejects_non_integer_heads(head):
     mha = MultiHeadAttention.random(6, 2, 3, rng=np.random.default_rng(0))
-    with pytest.raises(ValueError, match="head must be in"):
+    with pytest.raises(TypeError, match="head must be an integer; got"):
         mha.without_head(head)

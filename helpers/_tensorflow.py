@@ -1,0 +1,72 @@
+"""TensorFlow's settings, in one place, and Keras imported with them (private).
+
+The settings are environment variables TensorFlow reads when it starts, so they must be set
+before it is imported. ``import helpers`` sets them (cheaply, without importing TensorFlow),
+and every module of helpers that needs Keras imports it from here::
+
+    from ._tensorflow import keras, tf
+
+which applies them again and then imports TensorFlow. Values the user has already set win.
+
+- ``TF_CPP_MIN_LOG_LEVEL=3``: TensorFlow's C++ start-up messages stay out of the chapters.
+- ``TF_ENABLE_ONEDNN_OPTS=0``: the course's default CPU kernel path (Eigen). ``1`` selects
+  oneDNN's kernels; ``tools/course.py robustness`` runs the chapters on both.
+- TensorFlow's Python logger at ERROR.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import os
+import re
+import sys
+import tempfile
+
+# Also ``keras`` and ``tf``, made by __getattr__ below.
+__all__ = ["SETTINGS", "apply_settings", "without_xla_notice"]
+
+SETTINGS = {"TF_CPP_MIN_LOG_LEVEL": "3", "TF_ENABLE_ONEDNN_OPTS": "0"}
+
+
+def apply_settings() -> None:
+    """Set the variables of ``SETTINGS`` that are not set yet; imports nothing."""
+    for name, value in SETTINGS.items():
+        os.environ.setdefault(name, value)
+
+
+def __getattr__(name: str):
+    """``keras`` and ``tf``: imported on first use, after :func:`apply_settings`."""
+    if name not in ("keras", "tf"):
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    apply_settings()
+    tf = importlib.import_module("tensorflow")
+    tf.get_logger().setLevel("ERROR")
+    modules = {"keras": importlib.import_module("keras"), "tf": tf}
+    globals().update(modules)
+    return modules[name]
+
+
+# What TensorFlow 2.20 writes to the process's stderr when it first compiles with XLA, at
+# INFO level and whatever TF_CPP_MIN_LOG_LEVEL says. A notebook would show it as output.
+_XLA_NOTICE = re.compile(r"^(WARNING: All log messages before absl::InitializeLog\(\) is "
+                         r"called are written to STDERR|I\d{4} .*Compiled cluster using XLA!.*)$")
+
+
+@contextlib.contextmanager
+def without_xla_notice():
+    """Pass everything written to file descriptor 2 through, except XLA's compile notice."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile() as captured:
+        os.dup2(captured.fileno(), 2)
+        try:
+            yield
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            captured.seek(0)
+            kept = [line for line in captured.read().decode(errors="replace").splitlines()
+                    if not _XLA_NOTICE.match(line)]
+            if kept:
+                print("\n".join(kept), file=sys.stderr)
