@@ -5,7 +5,7 @@ environment ``.venv`` exists and matches requirements.txt and pyproject.toml; it
 only when one of them changed, so a second run starts at once.
 
     python3.11 tools/course.py build   # the site, into _build/html
-    python3.11 tools/course.py test    # every test: helpers, notebooks (nbval), site, browser
+    python3.11 tools/course.py test    # ruff, then every test: helpers, notebooks (nbval), site
     python3.11 tools/course.py bench   # run each chapter in a fresh kernel: time and memory
     python3.11 tools/course.py execute chapters/NN_name.ipynb   # re-run one in place
     python3.11 tools/course.py robustness   # chapters that train: seeds 0-4 x both kernels
@@ -67,10 +67,15 @@ def build() -> None:
     print(f"site: {ROOT / '_build' / 'html' / 'index.html'}")
 
 
+LINTED = ("helpers", "tools", "tests", "_ext", "conftest.py")
+TESTED = ("chapters", "helpers", "tools/tests", "_ext/tests", "tests")
+
+
 def test(extra: list[str]) -> None:
-    """Run every test: helpers, notebooks under nbval (outputs compared), built site."""
-    run(venv_bin("python"), "-m", "pytest", "chapters", "tests", "helpers", "--nbval",
-        "--doctest-modules",
+    """Lint, then run every test: helpers (next to each module, and doctests), tools, the
+    Sphinx extensions, notebooks under nbval (outputs compared), the built site."""
+    run(venv_bin("ruff"), "check", *LINTED)
+    run(venv_bin("python"), "-m", "pytest", *TESTED, "--nbval", "--doctest-modules",
         "--nbval-current-env", "-p", "no:cacheprovider", "-q", "-rs", *extra)
 
 

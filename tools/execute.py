@@ -2,8 +2,9 @@
 
 Usage: python tools/execute.py chapters/NN_name.ipynb [...]  (or tools/course.py execute ...)
 
-No run-dependent metadata is saved (no execution timestamps), so re-recording a chapter whose
-outputs did not change leaves ``git diff`` empty.
+No run-dependent metadata is saved (no execution timestamps), and text a cell printed in
+several flushes is saved as one output, so re-recording a chapter whose outputs did not change
+leaves ``git diff`` empty.
 """
 
 import sys
@@ -20,6 +21,21 @@ def run(nb, folder: Path, *, allow_errors: bool = False) -> None:
                    resources={"metadata": {"path": str(folder)}}).execute()
     for cell in nb.cells:
         cell.metadata.pop("execution", None)
+        if cell.cell_type == "code":
+            cell.outputs = _joined_streams(cell.outputs)
+
+
+def _joined_streams(outputs: list) -> list:
+    """Outputs with consecutive pieces of the same stream (stdout, stderr) joined into one."""
+    joined = []
+    for output in outputs:
+        previous = joined[-1] if joined else None
+        if (output.output_type == "stream" and previous is not None
+                and previous.output_type == "stream" and previous.name == output.name):
+            previous.text += output.text
+        else:
+            joined.append(output)
+    return joined
 
 
 def execute(path: Path) -> None:
