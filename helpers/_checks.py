@@ -34,6 +34,22 @@ def positive_int(value, name: str) -> int:
     return integer(value, name, low=1)
 
 
+def key_dim(d_model, num_heads) -> int:
+    """``d_model // num_heads``, each head's key_dim; ``num_heads`` must divide ``d_model``.
+
+    >>> key_dim(64, 4)
+    16
+    >>> key_dim(10, 4)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ValueError: d_model must be divisible by num_heads ...; got d_model=10, num_heads=4
+    """
+    d_model, num_heads = positive_int(d_model, "d_model"), positive_int(num_heads, "num_heads")
+    if d_model % num_heads:
+        raise ValueError(f"d_model must be divisible by num_heads (each head gets key_dim = "
+                         f"d_model // num_heads); got d_model={d_model}, num_heads={num_heads}")
+    return d_model // num_heads
+
+
 def real(value, name: str, *, low: float | None = None, high: float | None = None,
          low_open: bool = False) -> float:
     """``value`` as a finite Python float in ``[low, high]`` (``(low, high]`` if ``low_open``).
@@ -53,6 +69,26 @@ def real(value, name: str, *, low: float | None = None, high: float | None = Non
         raise ValueError(f"{name} must be a finite number in "
                          f"{_interval(low, high, low_open=low_open)}; got {value!r}")
     return number
+
+
+def boolean(value, name: str) -> bool:
+    """``value`` if it is ``True`` or ``False`` (NumPy's bool too).
+
+    >>> boolean(1, "norm_first")
+    Traceback (most recent call last):
+    TypeError: norm_first must be True or False; got 1 (int)
+    """
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False; got {value!r} ({type(value).__name__})")
+    return bool(value)
+
+
+def generator(rng, name: str = "rng") -> np.random.Generator:
+    """``rng`` if it is a NumPy ``Generator``."""
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError(f"{name} must be a numpy.random.Generator (np.random.default_rng(seed)); "
+                        f"got {type(rng).__name__}")
+    return rng
 
 
 def one_of(value, name: str, choices: Iterable):

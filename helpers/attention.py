@@ -11,7 +11,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._checks import bool_array, broadcast, float_array, int_array, integer, positive_int, same_size
+from ._checks import (
+    bool_array,
+    broadcast,
+    float_array,
+    generator,
+    int_array,
+    integer,
+    positive_int,
+    same_size,
+)
+from ._initializers import glorot_uniform
 
 __all__ = ["softmax", "scaled_dot_product_attention", "causal_mask", "padding_mask",
            "additive_attention", "chunked_attention", "MultiHeadAttention"]
@@ -488,16 +498,14 @@ class MultiHeadAttention:
         vectorized : bool, default True
             See the class.
         """
-        value_dim = key_dim if value_dim is None else value_dim
-
-        def glorot(fan_in, shape):
-            limit = np.sqrt(6.0 / (fan_in + int(np.prod(shape)) // fan_in))
-            return rng.uniform(-limit, limit, size=shape)
-
-        kernels = [glorot(d_model, (d_model, num_heads, key_dim)),
-                   glorot(d_model, (d_model, num_heads, key_dim)),
-                   glorot(d_model, (d_model, num_heads, value_dim)),
-                   glorot(num_heads * value_dim, (num_heads, value_dim, d_model))]
+        d_model, num_heads = positive_int(d_model, "d_model"), positive_int(num_heads, "num_heads")
+        key_dim = positive_int(key_dim, "key_dim")
+        value_dim = key_dim if value_dim is None else positive_int(value_dim, "value_dim")
+        rng = generator(rng)
+        kernels = [glorot_uniform(rng, (d_model, num_heads, key_dim), d_model),
+                   glorot_uniform(rng, (d_model, num_heads, key_dim), d_model),
+                   glorot_uniform(rng, (d_model, num_heads, value_dim), d_model),
+                   glorot_uniform(rng, (num_heads, value_dim, d_model), num_heads * value_dim)]
         biases = [np.zeros(s) for s in ((num_heads, key_dim), (num_heads, key_dim),
                                         (num_heads, value_dim), (d_model,))]
         return cls(*kernels, *(biases if use_bias else [None] * 4), vectorized=vectorized)

@@ -2,8 +2,8 @@
 
 Made of Keras layers only (``MultiHeadAttention``, ``LayerNormalization``, ``Dense``,
 ``Dropout``); the NumPy classes of :mod:`helpers.transformer` copy their weights with
-``from_keras`` and give the same numbers. Taught in chapter 8. Import it after
-``helpers.setup(tensorflow=True)``, as :mod:`helpers.layers`.
+``from_keras`` and give the same numbers. Taught in chapter 8. Imports TensorFlow/Keras
+(through ``helpers._tensorflow``, with the course's log settings).
 
 Masks are boolean, ``True`` where a query may attend to a key, as in the NumPy module:
 (batch, 1, n_k) from ``helpers.attention.padding_mask`` or (batch, n_q, n_k). The layers also
@@ -13,14 +13,9 @@ take the per-token mask Keras attaches to the output of ``Embedding(mask_zero=Tr
 
 from __future__ import annotations
 
-from .notebook import _quiet_tensorflow
-
-_quiet_tensorflow()  # before TensorFlow is first imported
-
-import keras  # noqa: E402
-
-from . import _checks  # noqa: E402
-from .transformer import _flag, _key_dim, positional_encoding  # noqa: E402
+from . import _checks
+from ._tensorflow import keras
+from .transformer import positional_encoding
 
 __all__ = ["PositionalEncoding", "TransformerEncoderLayer", "TransformerDecoderLayer"]
 
@@ -110,11 +105,11 @@ class _TransformerLayer(keras.layers.Layer):
     def __init__(self, d_model: int, num_heads: int, d_ff: int, *, dropout: float = 0.0,
                  norm_first: bool = False, **kwargs):
         super().__init__(**kwargs)
-        self.key_dim = _key_dim(d_model, num_heads)
+        self.key_dim = _checks.key_dim(d_model, num_heads)
         self.d_model, self.num_heads = int(d_model), int(num_heads)
         self.d_ff = _checks.positive_int(d_ff, "d_ff")
         self.dropout = _checks.real(dropout, "dropout", low=0, high=1)
-        self.norm_first = _flag(norm_first, "norm_first")
+        self.norm_first = _checks.boolean(norm_first, "norm_first")
         self.self_attention = self._attention("self_attention")
         self.self_attention_norm = keras.layers.LayerNormalization(name="self_attention_norm")
         self.ffn_1 = keras.layers.Dense(self.d_ff, activation="relu", name="ffn_1")

@@ -26,6 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _checks
+from ._initializers import glorot_uniform
 from .attention import MultiHeadAttention
 
 __all__ = ["positional_encoding", "positional_shift_matrix", "LayerNormalization",
@@ -146,36 +147,6 @@ def positional_shift_matrix(k: int, d_model: int) -> np.ndarray:
 
 
 # --- checks shared by the classes ----------------------------------------------------------------
-
-def _flag(value, name: str) -> bool:
-    """``value`` if it is ``True`` or ``False`` (NumPy's bool too), else ``TypeError``."""
-    if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{name} must be True or False; got {value!r} ({type(value).__name__})")
-    return bool(value)
-
-
-def _key_dim(d_model, num_heads) -> int:
-    """``d_model // num_heads``, each head's key_dim; ``num_heads`` must divide ``d_model``."""
-    d_model = _checks.positive_int(d_model, "d_model")
-    num_heads = _checks.positive_int(num_heads, "num_heads")
-    if d_model % num_heads:
-        raise ValueError(f"d_model must be divisible by num_heads (each head gets key_dim = "
-                         f"d_model // num_heads); got d_model={d_model}, num_heads={num_heads}")
-    return d_model // num_heads
-
-
-def _rng(rng) -> np.random.Generator:
-    if not isinstance(rng, np.random.Generator):
-        raise TypeError("rng must be a numpy.random.Generator (np.random.default_rng(seed)); "
-                        f"got {type(rng).__name__}")
-    return rng
-
-
-def _glorot_uniform(rng, fan_in: int, fan_out: int) -> np.ndarray:
-    """Keras's default kernel initialiser: uniform on +-sqrt(6 / (fan_in + fan_out))."""
-    limit = np.sqrt(6.0 / (fan_in + fan_out))
-    return rng.uniform(-limit, limit, size=(fan_in, fan_out))
-
 
 def _weight(value, name: str, shape: tuple) -> np.ndarray:
     """A finite float weight array of exactly ``shape``."""
@@ -354,9 +325,9 @@ class FeedForward:
         """Keras's initialisation of two ``Dense`` layers: Glorot-uniform kernels, zero biases."""
         d_model = _checks.positive_int(d_model, "d_model")
         d_ff = _checks.positive_int(d_ff, "d_ff")
-        rng = _rng(rng)
-        return cls(_glorot_uniform(rng, d_model, d_ff), np.zeros(d_ff),
-                   _glorot_uniform(rng, d_ff, d_model), np.zeros(d_model))
+        rng = _checks.generator(rng)
+        return cls(glorot_uniform(rng, (d_model, d_ff), d_model), np.zeros(d_ff),
+                   glorot_uniform(rng, (d_ff, d_model), d_ff), np.zeros(d_model))
 
     @classmethod
     def from_keras(cls, dense_1, dense_2) -> FeedForward:
@@ -431,7 +402,7 @@ class _TransformerLayer:
                              f"got {', '.join(f'{n} {sorted(s)}' for n, s in sizes.items())}")
         for name, part in parts.items():
             setattr(self, name, part)
-        self.norm_first = _flag(norm_first, "norm_first")
+        self.norm_first = _checks.boolean(norm_first, "norm_first")
 
     @property
     def d_model(self) -> int:
@@ -525,7 +496,7 @@ class EncoderLayer(_TransformerLayer):
         ValueError
             If a size is below 1 or ``num_heads`` does not divide ``d_model``.
         """
-        key_dim, rng = _key_dim(d_model, num_heads), _rng(rng)
+        key_dim, rng = _checks.key_dim(d_model, num_heads), _checks.generator(rng)
         return cls(MultiHeadAttention.random(d_model, num_heads, key_dim, rng=rng),
                    FeedForward.random(d_model, d_ff, rng=rng),
                    LayerNormalization.initial(d_model), LayerNormalization.initial(d_model),
@@ -650,7 +621,7 @@ class DecoderLayer(_TransformerLayer):
     def random(cls, d_model: int, num_heads: int, d_ff: int, *, rng: np.random.Generator,
                norm_first: bool = False) -> DecoderLayer:
         """Random weights as Keras initialises them; see :meth:`EncoderLayer.random`."""
-        key_dim, rng = _key_dim(d_model, num_heads), _rng(rng)
+        key_dim, rng = _checks.key_dim(d_model, num_heads), _checks.generator(rng)
         return cls(MultiHeadAttention.random(d_model, num_heads, key_dim, rng=rng),
                    MultiHeadAttention.random(d_model, num_heads, key_dim, rng=rng),
                    FeedForward.random(d_model, d_ff, rng=rng),
@@ -718,7 +689,8 @@ class DecoderLayer(_TransformerLayer):
         """
         x = _sequence(x, "x", self.d_model)
         context = _sequence(context, "context", self.d_model)
-        return_attention_scores = _flag(return_attention_scores, "return_attention_scores")
+        return_attention_scores = _checks.boolean(return_attention_scores,
+                                                  "return_attention_scores")
         batch = _checks.broadcast({"x": x.shape[:1], "context": context.shape[:1]},
                                   what="batch axes")
         n_target, n_source = x.shape[1], context.shape[1]

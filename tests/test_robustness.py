@@ -132,7 +132,7 @@ def test_the_page_quotes_the_current_ranges(path):
 def test_gunpoint_one_nn_lies_inside_the_trained_models_range():
     # Chapter 5 says the 1-NN baseline lies inside the range of the trained model's accuracy.
     from helpers import claims
-    from helpers.korean_numbers import load_gunpoint
+    from helpers.timeseries import load_gunpoint
 
     (x_train, y_train), (x_test, y_test) = load_gunpoint("train"), load_gunpoint("test")
     distances = ((x_test[:, None, :, 0] - x_train[None, :, :, 0]) ** 2).sum(axis=2)

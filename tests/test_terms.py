@@ -7,37 +7,25 @@ import pytest
 
 from tools.toc import ROOT
 
-# The course's terms (COURSE.md, "Korean terms"): Korean form and English original.
-TERMS = {
-    "어텐션": "attention",
-    "어텐션 가중치": "attention weight",
-    "어텐션 스코어": "attention score",
-    "쿼리": "query",
-    "키": "key",
-    "값": "value",
-    "스케일드 닷-프로덕트 어텐션": "scaled dot-product attention",
-    "멀티 헤드 어텐션": "multi-head attention",
-    "셀프 어텐션": "self-attention",
-    "크로스 어텐션": "cross-attention",
-    "가산 어텐션": "additive attention",
-    "바다나우 어텐션": "Bahdanau attention",
-    "인과 마스크": "causal mask",
-    "패딩 마스크": "padding mask",
-    "인코더": "encoder",
-    "디코더": "decoder",
-    "은닉 상태": "hidden state",
-    "컨텍스트 벡터": "context vector",
-    "트랜스포머": "Transformer",
-}
-# Forms the course never uses. "주의" is banned outright (it covers 주의력, 주의 가중치 and
-# 다중 헤드 주의), so the course says 조심 or 유의 where it means "be careful".
-# Solutions are 해답, the word sphinx-exercise puts on every solution's dropdown.
-FORBIDDEN = ["주의", "스케일 도트 제품", "다중 헤드", "엔코더", "변압기", "어텐션 웨이트", "풀이"]
+
+def terms_table() -> list[tuple[str, str, list[str]]]:
+    """(Korean, English, forms never used) of each row of CONTRIBUTING.md's terms table."""
+    text = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
+    table = re.search(r"<!-- terms:start -->\n(.*?)<!-- terms:end -->", text, re.S).group(1)
+    rows = [[cell.strip() for cell in line.strip().strip("|").split("|")]
+            for line in table.splitlines()[2:] if line.strip()]
+    return [(korean, english, [f.strip() for f in banned.split(",") if f.strip()])
+            for korean, english, banned in rows]
+
+
+TERMS = {korean: english for korean, english, _ in terms_table()}
+FORBIDDEN = [form for _, _, banned in terms_table() for form in banned]
 
 
 def course_texts():
     """(name, text) of every page and notebook the course publishes, and the helpers."""
-    for path in sorted(ROOT.glob("*.md")) + sorted((ROOT / "chapters").glob("*.md")):
+    pages = [p for p in sorted(ROOT.glob("*.md")) if p.name != "CONTRIBUTING.md"]  # the table
+    for path in pages + sorted((ROOT / "chapters").glob("*.md")):
         yield path.name, path.read_text(encoding="utf-8")
     for path in sorted((ROOT / "chapters").glob("*.ipynb")):
         cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
@@ -50,6 +38,11 @@ def glossary_terms():
     text = (ROOT / "glossary.md").read_text(encoding="utf-8")
     block = re.search(r"```\{glossary\}\n(.*?)```", text, re.S).group(1)
     return {line.strip() for line in block.splitlines() if line and not line.startswith(" ")}
+
+
+def test_the_terms_table_is_read():
+    assert len(TERMS) >= 20 and TERMS["어텐션"] == "attention"
+    assert {"주의", "풀이", "다중 헤드"} <= set(FORBIDDEN)
 
 
 def test_the_scan_sees_the_chapters():

@@ -7,13 +7,15 @@ gamma and beta included) so that every weight is exercised.
 import numpy as np
 import pytest
 
+from helpers._tensorflow import keras
+from helpers.attention import padding_mask
+
 # helpers.keras_transformer first: it quietens TensorFlow's start-up logs before importing it.
 from helpers.keras_transformer import (
     PositionalEncoding,
     TransformerDecoderLayer,
     TransformerEncoderLayer,
 )
-from helpers.attention import padding_mask
 from helpers.transformer import (
     DecoderLayer,
     EncoderLayer,
@@ -23,8 +25,6 @@ from helpers.transformer import (
 )
 
 from .test_transformer import NORM_FIRST, decoder_params, encoder_params
-
-import keras  # noqa: E402 - after helpers.keras_transformer
 
 ATOL = 1e-5
 
