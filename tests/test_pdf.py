@@ -1,8 +1,8 @@
 """The whole course as one PDF, made once per session by the function the build uses
 (tools/pdf.py) from the freshly built site, and read back with pypdf.
 
-Like the browser tests it needs Chromium: without it the tests are skipped with a reason,
-except in CI (CI=true), where they fail.
+Like the browser tests, the tests that read the PDF need Chromium: without it they are skipped
+with a reason, except in CI (CI=true), where they fail. The download-menu check reads the HTML.
 """
 
 import re
