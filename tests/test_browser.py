@@ -3,16 +3,11 @@
 Every request that does not go to the local server is aborted, so formulas, fonts and search
 must work from the site's own files. Screenshots go to _build/screenshots/ for people to look
 at. Without Chromium these tests are skipped with a reason, except in CI (CI=true), where a
-missing browser is a failure.
+missing browser is a failure. The fixtures (server, browser, page) are in conftest.py.
 """
 
-import functools
-import http.server
 import json
-import os
 import re
-import shutil
-import threading
 import urllib.request
 from urllib.parse import quote
 
@@ -22,68 +17,7 @@ import yaml
 from tools.toc import ROOT, toc_files, toc_notebooks
 
 SHOTS = ROOT / "_build" / "screenshots"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync"]
 HANGUL = re.compile(r"[가-힣]{2,}")
-
-
-def chromium_path():
-    for name in ("chromium", "chromium-browser", "google-chrome"):
-        if found := shutil.which(name):
-            return found
-    return None
-
-
-class QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
-
-
-@pytest.fixture(scope="session")
-def server(built_site):
-    handler = functools.partial(QuietHandler, directory=str(built_site))
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    httpd.shutdown()
-
-
-@pytest.fixture(scope="session")
-def browser():
-    executable = chromium_path()
-    if executable is None:
-        if os.environ.get("CI"):
-            pytest.fail("Chromium is not installed; .ci/run installs Debian's chromium package")
-        pytest.skip("no Chromium on this machine (apt-get install chromium): browser tests skipped")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()
-
-
-@pytest.fixture()
-def page(browser, server):
-    context = browser.new_context(viewport={"width": 1280, "height": 900}, locale="ko-KR")
-    external = []
-
-    def only_local(route):
-        if route.request.url.startswith(server):
-            route.continue_()
-        else:
-            external.append(route.request.url)
-            route.abort()
-
-    context.route("**/*", only_local)
-    page = context.new_page()
-    page.console_errors = []
-    page.on("console", lambda m: m.type == "error" and page.console_errors.append(m.text))
-    page.on("pageerror", lambda e: page.console_errors.append(str(e)))
-    page.external_requests = external
-    yield page
-    context.close()
 
 
 def open_page(page, server, name):

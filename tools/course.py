@@ -4,7 +4,7 @@ Needs only Python 3.11 (standard library). Every command first makes sure the vi
 environment ``.venv`` exists and matches requirements.txt and pyproject.toml; it reinstalls
 only when one of them changed, so a second run starts at once.
 
-    python3.11 tools/course.py build   # the site, into _build/html
+    python3.11 tools/course.py build   # the site into _build/html, and the course as one PDF
     python3.11 tools/course.py test    # ruff, then every test: helpers, notebooks (nbval), site
     python3.11 tools/course.py bench   # run each chapter in a fresh kernel: time and memory
     python3.11 tools/course.py execute chapters/NN_name.ipynb   # re-run one in place
@@ -61,10 +61,13 @@ def ensure_venv() -> None:
     STAMP.write_text(wanted)
 
 
-def build() -> None:
-    """Build the site from the committed notebooks, with Sphinx warnings as errors."""
+def build(pdf: bool = True) -> None:
+    """Build the site from the committed notebooks, with Sphinx warnings as errors; then print
+    it into one PDF with Chromium (tools/pdf.py), unless ``pdf`` is false."""
     run(venv_bin("jupyter-book"), "build", ".", "--warningiserror", "--keep-going")
     print(f"site: {ROOT / '_build' / 'html' / 'index.html'}")
+    if pdf:
+        run(venv_bin("python"), ROOT / "tools" / "pdf.py")
 
 
 LINTED = ("helpers", "tools", "tests", "_ext", "conftest.py")
@@ -100,13 +103,17 @@ def main() -> None:
     parser.add_argument("args", nargs="*",
                         help="test: extra arguments for pytest; execute, robustness: the "
                              "notebooks (robustness: all that train if none)")
-    args = parser.parse_args()
+    parser.add_argument("--no-pdf", action="store_true",
+                        help="build: the site only, without the course PDF (which needs Chromium)")
+    args, unknown = parser.parse_known_args()  # test: pytest's own options, e.g. -k name
+    if unknown and args.command != "test":
+        parser.error(f"unrecognized arguments: {' '.join(unknown)}")
     ensure_venv()
     try:
         if args.command == "build":
-            build()
+            build(pdf=not args.no_pdf)
         elif args.command == "test":
-            test(args.args)
+            test(args.args + unknown)
         elif args.command == "bench":
             bench()
         elif args.command == "execute":

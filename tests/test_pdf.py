@@ -1,0 +1,173 @@
+"""The whole course as one PDF, made once per session by the function the build uses
+(tools/pdf.py) from the freshly built site, and read back with pypdf.
+
+Like the browser tests, the tests that read the PDF need Chromium: without it they are skipped
+with a reason, except in CI (CI=true), where they fail. The download-menu check reads the HTML.
+"""
+
+import re
+import urllib.request
+from urllib.parse import urljoin
+
+import pytest
+import yaml
+from bs4 import BeautifulSoup
+from pypdf import PdfReader
+
+from tools.pdf import PDF_NAME, make_pdf
+from tools.toc import ROOT, toc_files
+
+HANGUL = re.compile(r"[가-힣]")
+RAW_TEX = [r"\frac", r"\sqrt", r"\begin", r"\mathbb", r"\top", r"\(", r"\[", "$$"]
+CJK_FONT = re.compile(r"Noto(Sans|Serif)CJK")
+FONT_FILES = ("/FontFile", "/FontFile2", "/FontFile3")
+
+
+def squeeze(text: str) -> str:
+    """Text without whitespace: pypdf puts spaces where the layout has gaps."""
+    return re.sub(r"\s+", "", text)
+
+
+def html(built_site, name) -> BeautifulSoup:
+    return BeautifulSoup((built_site / f"{name}.html").read_text(encoding="utf-8"), "html.parser")
+
+
+def h1_title(soup) -> str:
+    h1 = soup.select_one("article h1")
+    for link in h1.select(".headerlink"):
+        link.decompose()
+    return " ".join(h1.get_text().split())
+
+
+@pytest.fixture(scope="session")
+def course_pdf(browser, server, built_site) -> PdfReader:
+    return PdfReader(make_pdf(browser, server, built_site / PDF_NAME))
+
+
+@pytest.fixture(scope="session")
+def page_texts(course_pdf) -> list[str]:
+    return [page.extract_text() for page in course_pdf.pages]
+
+
+@pytest.fixture(scope="session")
+def ranges(course_pdf) -> dict[str, range]:
+    """Each toc page's pages in the PDF, from the top-level bookmarks (in toc order)."""
+    tops = [item for item in course_pdf.outline if not isinstance(item, list)]
+    starts = [course_pdf.get_destination_page_number(item) for item in tops]
+    assert len(starts) == len(toc_files()), "not one top-level bookmark per toc page"
+    ends = starts[1:] + [len(course_pdf.pages)]
+    return {name: range(a, b) for name, a, b in zip(toc_files(), starts, ends)}
+
+
+def test_one_bookmark_per_toc_page_titled_with_its_h1(course_pdf, built_site):
+    tops = [item for item in course_pdf.outline if not isinstance(item, list)]
+    assert [item.title for item in tops] == [h1_title(html(built_site, n)) for n in toc_files()]
+    starts = [course_pdf.get_destination_page_number(item) for item in tops]
+    assert starts[0] == 0 and starts == sorted(set(starts)), f"bookmarks out of order: {starts}"
+    title = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))["title"]
+    assert course_pdf.metadata.title == title
+
+
+@pytest.mark.parametrize("name", toc_files(), ids=str)
+def test_korean_text_is_extractable(built_site, ranges, page_texts, name):
+    text = squeeze("".join(page_texts[i] for i in ranges[name]))
+    soup = html(built_site, name)
+    title = h1_title(soup)
+    assert squeeze(title) in text, f"{name}: the H1 {title!r} is not in the PDF's text"
+    paragraph = next(p.get_text() for p in soup.select("article p")
+                     if HANGUL.search(p.get_text()) and not p.select(".math"))
+    sentence = next(s for s in re.split(r"(?<=[.?!])\s+", paragraph.strip()) if HANGUL.search(s))
+    assert squeeze(sentence) in text, f"{name}: {sentence!r} is not in the PDF's text"
+
+
+def images_on(page) -> set[int]:
+    """The image XObjects a PDF page draws, also inside form XObjects."""
+    found, todo = set(), [page.get("/Resources")]
+    while todo:
+        resources = todo.pop()
+        xobjects = resources.get_object().get("/XObject", {}) if resources else {}
+        for ref in xobjects.values():
+            xobject = ref.get_object()
+            if xobject.get("/Subtype") == "/Image":
+                found.add(ref.idnum)
+            elif xobject.get("/Subtype") == "/Form":
+                todo.append(xobject.get("/Resources"))
+    return found
+
+
+@pytest.mark.parametrize("name", toc_files(), ids=str)
+def test_every_figure_is_in_the_pdf(built_site, course_pdf, ranges, name):
+    figures = html(built_site, name).select("article img")  # matplotlib's PNGs, as <img>
+    drawn = sum(len(images_on(course_pdf.pages[i])) for i in ranges[name])
+    assert drawn >= len(figures), f"{name}: {len(figures)} figures, {drawn} images in the PDF"
+
+
+def test_fonts_are_embedded(course_pdf):
+    """No font comes from the reader's machine: TrueType/CFF fonts carry their font file and
+    Type 3 fonts (Chromium's form for CFF outlines, such as Noto Sans CJK) their glyphs."""
+    names, missing = set(), set()
+    for page in course_pdf.pages:
+        for ref in page["/Resources"].get_object().get("/Font", {}).values():
+            font = ref.get_object()
+            if font["/Subtype"] == "/Type0":
+                font = font["/DescendantFonts"][0].get_object()
+            descriptor = font.get("/FontDescriptor")
+            descriptor = descriptor.get_object() if descriptor else {}
+            name = str(descriptor.get("/FontName") or font.get("/BaseFont"))
+            names.add(name)
+            if font["/Subtype"] == "/Type3":
+                embedded = len(font["/CharProcs"]) > 0
+            else:
+                embedded = any(key in descriptor for key in FONT_FILES)
+            if not embedded:
+                missing.add(name)
+    assert not missing, f"fonts not embedded: {sorted(missing)}"
+    assert any(CJK_FONT.search(name) for name in names), f"no Noto CJK font among {sorted(names)}"
+
+
+@pytest.mark.parametrize("name", toc_files(), ids=str)
+def test_formulas_are_rendered_not_raw_tex(built_site, ranges, page_texts, name):
+    """Raw TeX in the PDF's text only where the page shows code (a matplotlib label, say)."""
+    text = "".join(page_texts[i] for i in ranges[name])
+    soup = html(built_site, name)
+    code = "".join(e.get_text() for e in soup.select("article pre, article code")
+                   if not e.find_parent("pre"))
+    raw = {tex: text.count(tex) for tex in RAW_TEX if text.count(tex) > code.count(tex)}
+    assert not raw, f"{name}: raw TeX in the PDF's text (count): {raw}"
+
+
+def test_links_stay_inside_the_pdf(course_pdf):
+    local, pages = [], {page.indirect_reference.idnum for page in course_pdf.pages}
+    for number, page in enumerate(course_pdf.pages):
+        for ref in page.get("/Annots", []):
+            annot = ref.get_object()
+            uri = str(annot.get("/A", {}).get("/URI", ""))
+            if re.match(r"https?://(127\.0\.0\.1|localhost)", uri):
+                local.append((number, uri))
+            dest = annot.get("/Dest")
+            if dest is not None:  # [page, fit...]; a name would be one of several parts'
+                assert isinstance(dest, list) and dest[0].idnum in pages, \
+                    f"page {number}: a link to {dest!r}, not to a page of the PDF"
+    assert not local, f"links to the local build server: {local[:5]}"
+
+
+def test_intro_and_download_menu_link_to_the_pdf(course_pdf, page, server):
+    pdf_url = f"{server}/{PDF_NAME}"
+    page.goto(f"{server}/intro.html", wait_until="load")
+    intro_links = page.eval_on_selector_all("article a", "as => as.map(a => a.href)")
+    assert pdf_url in intro_links, "intro.md does not link to the course PDF"
+    item = page.locator(".dropdown-download-buttons a.btn-download-course-pdf-button")
+    assert item.get_attribute("href") and urljoin(page.url, item.get_attribute("href")) == pdf_url
+    assert HANGUL.search(item.inner_text() or item.text_content()), "the menu item is not Korean"
+    with urllib.request.urlopen(pdf_url) as response:
+        assert response.status == 200
+        assert response.headers["Content-Type"] == "application/pdf"
+        assert response.read().startswith(b"%PDF-")
+
+
+@pytest.mark.parametrize("name", toc_files(), ids=str)
+def test_every_page_has_the_pdf_in_its_download_menu(built_site, server, name):
+    menu = html(built_site, name).select_one(".dropdown-download-buttons")
+    items = menu.select("a.btn-download-course-pdf-button") if menu else []
+    assert len(items) == 1, f"{name}: {len(items)} course PDF items in the download menu"
+    assert urljoin(f"{server}/{name}.html", items[0]["href"]) == f"{server}/{PDF_NAME}"

@@ -1,0 +1,214 @@
+"""The whole course as one PDF: every page of _toc.yml printed by Chromium, merged with pypdf.
+
+    .venv/bin/python tools/pdf.py   # after the HTML build; `tools/course.py build` runs it
+
+Why Chromium's print-to-PDF of the built pages and not LaTeX: the PDF shows what the site
+shows, drawn by the same renderer. Formulas are MathJax's output exactly as on the web, figures
+are the site's PNGs, code and outputs keep their highlighting, and Korean text is set in the
+same font (Noto Sans CJK). The browser tests already drive this Chromium, while LaTeX would need
+a multi-gigabyte TeX installation with Korean support and a second rendering of every page to
+check. Every request that does not go to the local server is aborted: the PDF is made offline.
+
+Each page is printed on its own (A4, with the theme's print styles plus PRINT_CSS; answers and
+folded code opened), then the parts are merged into one file: one bookmark per page, titled
+with its H1, with the page's headings below it, and links between pages point inside the PDF.
+
+Chromium embeds fonts with CFF outlines (Noto Sans CJK, MathJax's fonts) as Type 3 fonts: the
+glyph outlines are in the file, with a ToUnicode map, so the text can be searched and copied.
+"""
+
+from __future__ import annotations
+
+import io
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import yaml
+from pypdf import PdfReader, PdfWriter
+from pypdf.generic import ArrayObject, Destination, Fit, NameObject, TextStringObject
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from tools.browser import ChromiumMissing, chromium, local_only, serve  # noqa: E402
+from tools.toc import toc_files  # noqa: E402
+
+HTML = ROOT / "_build" / "html"
+CONFIG = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
+PDF_NAME = CONFIG["sphinx"]["config"]["course_pdf"]  # relative to the site's root
+MARGIN = {"top": "16mm", "bottom": "16mm", "left": "14mm", "right": "14mm"}
+
+PRINT_CSS = """
+*, *::before, *::after { animation: none !important; transition: none !important; }
+pre { white-space: pre-wrap !important; overflow-wrap: anywhere; }
+details > summary, button.toggle-button { display: none !important; }
+div.cell_input, div.cell_output, img { break-inside: avoid; }
+"""
+
+# Runs in each page before printing. Waits for formulas, fonts and images; opens answers and
+# folded code; titles the printed page with its numbered H1; makes every element with an id a
+# link target, so that Chromium writes a destination for it; returns the H1 and the section
+# headings (formulas in them as TeX, lightly simplified) for the bookmarks.
+PREPARE_JS = r"""async () => {
+  if (document.querySelector('.math')) {
+    for (let i = 0; !(window.MathJax && MathJax.startup && MathJax.startup.promise); i++) {
+      if (i > 400) throw new Error('MathJax did not start');
+      await new Promise(resolve => setTimeout(resolve, 50));
+    }
+    await MathJax.startup.promise;
+  }
+  await document.fonts.ready;
+  await Promise.all([...document.images].map(img => img.decode().catch(() => null)));
+  document.querySelectorAll('details').forEach(d => { d.open = true; });
+  document.querySelectorAll('.toggle-hidden').forEach(e => e.classList.remove('toggle-hidden'));
+
+  const tex = new Map((window.MathJax && MathJax.startup && MathJax.startup.document)
+    ? MathJax.startup.document.getMathItemsWithin(document.body).map(m => [m.typesetRoot, m.math])
+    : []);
+  const text = node => tex.has(node)
+    ? tex.get(node).replace(/\\sqrt/g, '√').replace(/[{}\\]/g, '')
+    : node.nodeType === Node.TEXT_NODE ? node.data
+    : node.classList && node.classList.contains('headerlink') ? ''
+    : [...node.childNodes].map(text).join('');
+  const title = text(document.querySelector('article h1')).trim();
+  const printed = document.querySelector('#jb-print-docs-body h1');
+  if (printed) printed.textContent = title;
+  const headings = [...document.querySelectorAll('article section > :is(h2, h3)')]
+    .map(h => [Number(h.tagName[1]), h.parentElement.id, text(h).trim()]);
+
+  const targets = document.createElement('div');
+  targets.hidden = true;
+  for (const el of document.querySelectorAll('article [id]')) {
+    const a = document.createElement('a');
+    a.href = '#' + el.id;
+    targets.append(a);
+  }
+  document.body.append(targets);
+  return {title, headings};
+}"""
+
+
+@dataclass
+class Part:
+    """One page of the toc, printed, and where it starts in the merged PDF."""
+    name: str  # as in _toc.yml, e.g. chapters/01_attention_intuition
+    title: str  # its H1
+    headings: list  # [level (2 for h2), section id, text], in order
+    reader: PdfReader
+    start: int = 0
+
+
+def print_page(page, url: str, name: str) -> Part:
+    """Open one page of the site, make it ready for print, and print it."""
+    response = page.goto(f"{url}/{name}.html", wait_until="load")
+    if response is None or response.status != 200:
+        raise RuntimeError(f"{name}.html: HTTP {response and response.status}")
+    page.add_style_tag(content=PRINT_CSS)
+    found = page.evaluate(PREPARE_JS)
+    data = page.pdf(format="A4", margin=MARGIN, print_background=True)
+    return Part(name, found["title"], found["headings"], PdfReader(io.BytesIO(data)))
+
+
+def print_course(browser, url: str) -> list[Part]:
+    """Print every page of the toc, in order, with requests to anything but ``url`` aborted."""
+    context = browser.new_context(locale="ko-KR")
+    local_only(context, url)
+    page = context.new_page()
+    page.emulate_media(media="print")
+    try:
+        return [print_page(page, url, name) for name in toc_files()]
+    finally:
+        context.close()
+
+
+def locate(part: Part, anchor: str) -> tuple[int, Fit]:
+    """Page in the merged PDF and position of an element of a part (its first page if unknown)."""
+    dest = part.reader.named_destinations.get("/" + anchor)
+    if dest is None:
+        return part.start, Fit.fit()
+    return part.start + part.reader.get_destination_page_number(dest), Fit.xyz(dest.left, dest.top)
+
+
+def add_bookmarks(writer: PdfWriter, part: Part) -> None:
+    """A bookmark titled with the part's H1 and, nested below it, one per section heading."""
+    parents = {1: writer.add_outline_item(title=part.title, page_number=part.start,
+                                          is_open=False)}
+    for level, anchor, text in part.headings:
+        page, fit = locate(part, anchor)
+        parents[level] = writer.add_outline_item(title=text, page_number=page, fit=fit,
+                                                 parent=parents[level - 1], is_open=False)
+
+
+def relink(writer: PdfWriter, parts: list[Part], url: str) -> None:
+    """Point links within the course at pages of the PDF; drop links to other local pages.
+
+    Chromium writes a link within a page as a named destination (names repeat from page to
+    page) and a link to another page as its URL on the local server.
+    """
+    by_name = {part.name: part for part in parts}
+    for part in parts:
+        for page in writer.pages[part.start:part.start + len(part.reader.pages)]:
+            if "/Annots" not in page:
+                continue
+            kept = ArrayObject()
+            for ref in page["/Annots"]:
+                annot = ref.get_object()
+                uri = str(annot.get("/A", {}).get("/URI", ""))
+                if isinstance(annot.get("/Dest"), str):  # a name
+                    target, anchor = part, annot["/Dest"].lstrip("/")
+                elif uri.startswith(url + "/"):
+                    link = urlsplit(uri)
+                    target = by_name.get(link.path.lstrip("/").removesuffix(".html"))
+                    anchor = link.fragment
+                else:
+                    kept.append(ref)  # a link out of the site: it stays
+                    continue
+                if target is not None:
+                    index, fit = locate(target, anchor)
+                    annot.pop("/A", None)
+                    annot[NameObject("/Dest")] = Destination(
+                        "", writer.pages[index].indirect_reference, fit).dest_array
+                    kept.append(ref)
+            page[NameObject("/Annots")] = kept
+
+
+def merge(parts: list[Part], url: str, title: str) -> PdfWriter:
+    """One PDF: the parts in order, one top-level bookmark per part, links inside the PDF."""
+    writer = PdfWriter()
+    for part in parts:
+        part.start = len(writer.pages)
+        writer.append(part.reader, import_outline=False)
+        add_bookmarks(writer, part)
+    relink(writer, parts, url)
+    writer.root_object.pop("/Names", None)  # the parts' named destinations, no longer used
+    writer.add_metadata({"/Title": title})
+    writer.root_object[NameObject("/Lang")] = TextStringObject("ko")
+    writer.page_mode = "/UseOutlines"
+    writer.compress_identical_objects()  # what several parts share (icons, glyphs) stored once
+    return writer
+
+
+def make_pdf(browser, url: str, out: Path) -> Path:
+    """Print the site served at ``url`` into one PDF at ``out`` (used by the build and tests)."""
+    writer = merge(print_course(browser, url), url, CONFIG["title"])
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with open(out, "wb") as f:
+        writer.write(f)
+    return out
+
+
+def main() -> None:
+    if not (HTML / "intro.html").exists():
+        sys.exit(f"no built site in {HTML}: build it first (python3.11 tools/course.py build)")
+    try:
+        with serve(HTML) as url, chromium() as browser:
+            out = make_pdf(browser, url, HTML / PDF_NAME)
+    except ChromiumMissing as err:
+        sys.exit(f"the course PDF needs Chromium: {err}\n"
+                 "(or build without the PDF: python3.11 tools/course.py build --no-pdf)")
+    print(f"pdf: {out} ({out.stat().st_size / 1e6:.1f} MB)")
+
+
+if __name__ == "__main__":
+    main()
