@@ -10,9 +10,9 @@ import functools
 import http.server
 import shutil
 import threading
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update",
@@ -56,7 +56,7 @@ def chromium():
     executable = chromium_path()
     if executable is None:
         raise ChromiumMissing(f"Chromium is not installed; {INSTALL_HINT}")
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import sync_playwright  # noqa: PLC0415 - only once Chromium is found
 
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
