@@ -22,9 +22,10 @@ import os
 import re
 import sys
 import tempfile
+import weakref
 
 # Also ``keras`` and ``tf``, made by __getattr__ below.
-__all__ = ["SETTINGS", "apply_settings", "without_xla_notice"]
+__all__ = ["SETTINGS", "apply_settings", "as_graph", "without_xla_notice"]
 
 SETTINGS = {"TF_CPP_MIN_LOG_LEVEL": "3", "TF_ENABLE_ONEDNN_OPTS": "0"}
 
@@ -70,3 +71,23 @@ def without_xla_notice():
                     if not _XLA_NOTICE.match(line)]
             if kept:
                 print("\n".join(kept), file=sys.stderr)
+
+
+_GRAPHS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def as_graph(model):
+    """``model`` (inference) as one TensorFlow graph for every batch size and length.
+
+    Called eagerly, a small model costs more in per-op overhead than in arithmetic (a GRU
+    runs its time loop op by op). The graph's input signature is the model's own input
+    shapes, whose batch and length axes Keras leaves open, so it is traced once per model
+    and reused for every call, e.g. every step of greedy decoding.
+    """
+    if model not in _GRAPHS:
+        keras, tf = __getattr__("keras"), __getattr__("tf")
+        specs = [tf.TensorSpec(tensor.shape, keras.backend.standardize_dtype(tensor.dtype))
+                 for tensor in model.inputs]
+        _GRAPHS[model] = tf.function(lambda *inputs: model(list(inputs), training=False),
+                                     input_signature=specs)
+    return _GRAPHS[model]

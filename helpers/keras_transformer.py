@@ -13,11 +13,14 @@ take the per-token mask Keras attaches to the output of ``Embedding(mask_zero=Tr
 
 from __future__ import annotations
 
+import numpy as np
+
 from . import _checks
-from ._tensorflow import keras
+from ._tensorflow import as_graph, keras
 from .transformer import positional_encoding
 
-__all__ = ["PositionalEncoding", "TransformerEncoderLayer", "TransformerDecoderLayer"]
+__all__ = ["PositionalEncoding", "TransformerEncoderLayer", "TransformerDecoderLayer",
+           "build_transformer_seq2seq", "transformer_greedy_decode"]
 
 
 def _attention_mask(mask, name: str):
@@ -298,3 +301,161 @@ class TransformerDecoderLayer(_TransformerLayer):
         x, scores = self._residual(x, self.cross_attention_norm, cross_attention, training)
         x = self._feed_forward_block(x, training)
         return (x, scores) if return_attention_scores else x
+
+
+# --- a whole encoder-decoder model, and greedy decoding -----------------------------------------
+
+def build_transformer_seq2seq(source_vocab_size: int, target_vocab_size: int, *,
+                              d_model: int = 32, num_heads: int = 4, d_ff: int = 64,
+                              num_layers: int = 1, norm_first: bool = False,
+                              max_length: int = 32):
+    """A Transformer encoder-decoder for character sequences, and its two halves.
+
+    Encoder: token embedding times sqrt(d_model), plus the sinusoidal positional encoding,
+    then ``num_layers`` :class:`TransformerEncoderLayer`. Decoder: the same embedding for the
+    target tokens, ``num_layers`` :class:`TransformerDecoderLayer` that attend to the encoder
+    output, and a softmax over the target vocabulary. Id 0 is padding: source positions with
+    id 0 are masked in every self- and cross-attention. With ``norm_first=True`` (pre-LN)
+    each stack ends with one more layer norm.
+
+    Parameters
+    ----------
+    source_vocab_size, target_vocab_size : int
+        Sizes of the two vocabularies (ids 0 .. size - 1), at least 2.
+    d_model, num_heads, d_ff, num_layers : int
+        Width of the token vectors, heads per attention (must divide ``d_model``), hidden
+        width of the feed-forward networks, layers on each side.
+    norm_first : bool, default False
+        post-LN (``False``) or pre-LN (``True``) layers.
+    max_length : int, default 32
+        The longest source or target sequence.
+
+    Returns
+    -------
+    model : keras.Model
+        ``[source (batch, S), target_in (batch, T)]`` → probabilities (batch, T,
+        target_vocab_size). Train it with teacher forcing.
+    encoder : keras.Model
+        ``source`` → ``memory`` (batch, S, d_model).
+    decoder : keras.Model
+        ``[target_in, memory, source]`` → ``[probabilities, weights]``, where ``weights``
+        (batch, num_layers, num_heads, T, S) are the cross-attention weights of every layer
+        and head. ``source`` is only used for its padding mask.
+
+    Raises
+    ------
+    TypeError
+        If a size is not an integer or ``norm_first`` not a bool.
+    ValueError
+        If a size is out of range or ``num_heads`` does not divide ``d_model``.
+
+    Notes
+    -----
+    Vaswani et al. (2017), section 3 (the embedding scale: section 3.4). The three models
+    share their layers, and so their weights, as :func:`helpers.seq2seq.build_seq2seq`'s do.
+    Taught in chapter 8.
+    """
+    for name, value, low in (("source_vocab_size", source_vocab_size, 2),
+                             ("target_vocab_size", target_vocab_size, 2),
+                             ("num_layers", num_layers, 1), ("max_length", max_length, 1)):
+        _checks.integer(value, name, low=low)
+    _checks.key_dim(d_model, num_heads)
+    options = dict(d_model=d_model, num_heads=num_heads, d_ff=d_ff, norm_first=norm_first)
+    encoder_layers = [TransformerEncoderLayer(**options, name=f"encoder_layer_{i}")
+                      for i in range(num_layers)]
+    decoder_layers = [TransformerDecoderLayer(**options, name=f"decoder_layer_{i}")
+                      for i in range(num_layers)]
+    embed = {side: _embedding(size, d_model, max_length, side) for side, size in
+             (("source", source_vocab_size), ("target", target_vocab_size))}
+    final_norm = {side: keras.layers.LayerNormalization(name=f"{side}_final_norm")
+                  for side in ("encoder", "decoder")} if norm_first else None
+    output = keras.layers.Dense(target_vocab_size, activation="softmax", name="output")
+
+    def encode(source):
+        keep = keras.ops.expand_dims(keras.ops.not_equal(source, 0), 1)  # (batch, 1, S)
+        x = embed["source"](source)
+        for layer in encoder_layers:
+            x = layer(x, mask=keep)
+        return final_norm["encoder"](x) if norm_first else x
+
+    def decode(target_in, memory, source):
+        keep = keras.ops.expand_dims(keras.ops.not_equal(source, 0), 1)
+        y, weights = embed["target"](target_in), []
+        for layer in decoder_layers:
+            y, w = layer(y, memory, context_mask=keep, return_attention_scores=True)
+            weights.append(w)
+        y = final_norm["decoder"](y) if norm_first else y
+        return output(y), keras.ops.stack(weights, axis=1)
+
+    source = keras.Input((None,), dtype="int32", name="source")
+    target_in = keras.Input((None,), dtype="int32", name="target_in")
+    memory = keras.Input((None, d_model), name="memory")
+    model = keras.Model([source, target_in], decode(target_in, encode(source), source)[0],
+                        name="transformer")
+    encoder = keras.Model(source, encode(source), name="transformer_encoder")
+    decoder = keras.Model([target_in, memory, source], list(decode(target_in, memory, source)),
+                          name="transformer_decoder")
+    return model, encoder, decoder
+
+
+def _embedding(vocab_size: int, d_model: int, max_length: int, side: str):
+    """ids (batch, n) → token vectors times sqrt(d_model) plus positional encoding."""
+    return keras.Sequential([
+        keras.layers.Embedding(vocab_size, d_model, name=f"{side}_tokens"),
+        keras.layers.Rescaling(float(np.sqrt(d_model)), name=f"{side}_scale"),
+        PositionalEncoding(max_length, name=f"{side}_positions"),
+    ], name=f"{side}_embedding")
+
+
+def transformer_greedy_decode(encoder, decoder, source_ids, *, start_id: int,
+                              max_length: int):
+    """Greedy decoding with a Transformer decoder: one token per step, for a whole batch.
+
+    Runs the encoder once, then the decoder ``max_length`` times on the whole prefix
+    generated so far (a Transformer decoder has no state to carry; the causal mask makes
+    each position see only earlier ones). The decoder runs as one TensorFlow graph whose
+    batch and length are open, traced once per decoder.
+
+    Parameters
+    ----------
+    encoder, decoder : keras.Model
+        The second and third models returned by :func:`build_transformer_seq2seq`.
+    source_ids : array_like, shape (batch, S), integer
+        Encoded inputs, padded with 0.
+    start_id : int
+        The start token fed at the first step.
+    max_length : int
+        Number of tokens to generate, >= 1.
+
+    Returns
+    -------
+    ids : numpy.ndarray, shape (batch, max_length), int32
+        The generated ids, start token excluded.
+    weights : numpy.ndarray, shape (batch, num_layers, num_heads, max_length, S), float32
+        The cross-attention weights of the last step, which (by the causal mask) are those
+        every output position had when it was generated.
+
+    Raises
+    ------
+    TypeError
+        If ``source_ids`` is not an integer array or ``max_length`` not an integer.
+    ValueError
+        If ``source_ids`` is not 2-D, has negative ids or a row of padding only, or
+        ``max_length`` < 1.
+
+    Notes
+    -----
+    Taught in chapter 8 (chapter 6 decodes its recurrent model the same way).
+    """
+    source = _checks.int_array(source_ids, "source_ids", ndim=2, low=0).astype(np.int32)
+    if not np.all((source != 0).any(axis=1)):
+        raise ValueError("every row of source_ids needs at least one non-padding id")
+    max_length = _checks.positive_int(max_length, "max_length")
+    memory = encoder(source, training=False)
+    step = as_graph(decoder)
+    ids = np.full((len(source), 1), _checks.integer(start_id, "start_id", low=0), np.int32)
+    for _ in range(max_length):
+        probs, weights = step(ids, memory, source)
+        next_ids = np.argmax(np.asarray(probs)[:, -1], axis=-1).astype(np.int32)
+        ids = np.concatenate([ids, next_ids[:, None]], axis=1)
+    return ids[:, 1:], np.asarray(weights)

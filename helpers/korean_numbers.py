@@ -11,7 +11,7 @@ import numpy as np
 from ._checks import int_array, integer
 
 __all__ = ["MAX_KOREAN_NUMBER", "KOREAN_NUMBER_SYLLABLES", "read_korean_number",
-           "reading_alignment", "number_reading_pairs", "CharVocabulary"]
+           "reading_alignment", "number_reading_pairs", "CharVocabulary", "encode_reading_pairs"]
 
 # Sino-Korean numerals, read in groups of four digits (만, 억, 조). The course's standard form:
 # no spaces; a silent 일 before 십, 백, 천 and before 만 when the 만 group is exactly 1
@@ -345,3 +345,52 @@ class CharVocabulary:
                     chars.append(self.tokens[i])
             texts.append("".join(chars))
         return texts
+
+
+def encode_reading_pairs(pairs, source_vocab: CharVocabulary, target_vocab: CharVocabulary, *,
+                         source_length: int = 8, target_length: int = 16):
+    """The arrays an encoder-decoder trains on with teacher forcing.
+
+    Parameters
+    ----------
+    pairs : sequence of (str, str)
+        (digits, reading) pairs, as :func:`number_reading_pairs` returns them.
+    source_vocab, target_vocab : CharVocabulary
+        The vocabularies of the digits and of the syllables.
+    source_length : int, default 8
+        Positions of the source (the most digits), padded with 0.
+    target_length : int, default 16
+        Positions of the decoder's input and target: the longest reading plus its end token.
+
+    Returns
+    -------
+    source : numpy.ndarray, shape (batch, source_length), int32
+    target_in : numpy.ndarray, shape (batch, target_length), int32
+        The start token, then the reading: what the decoder is fed.
+    target_out : numpy.ndarray, shape (batch, target_length), int32
+        The reading, then the end token: ``target_in`` moved one position to the left, what
+        the decoder must predict at each position.
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :meth:`CharVocabulary.encode` (a character outside a vocabulary, or a text longer
+        than its length).
+
+    Notes
+    -----
+    Taught in chapter 6 (teacher forcing); chapter 8 trains its Transformer on the same
+    arrays.
+
+    Examples
+    --------
+    >>> source, target_in, target_out = encode_reading_pairs(
+    ...     [("10", "십")], CharVocabulary("0123456789"), CharVocabulary(KOREAN_NUMBER_SYLLABLES),
+    ...     source_length=3, target_length=3)
+    >>> source.tolist(), target_in.tolist(), target_out.tolist()
+    ([[4, 3, 0]], [[1, 13, 2]], [[13, 2, 0]])
+    """
+    source = source_vocab.encode([digits for digits, _ in pairs], length=source_length)
+    target = target_vocab.encode([reading for _, reading in pairs], start=True, end=True,
+                                 length=target_length + 1)
+    return source, target[:, :-1], target[:, 1:]

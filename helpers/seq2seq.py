@@ -6,12 +6,11 @@ Imports TensorFlow/Keras (through ``helpers._tensorflow``, with the course's log
 from __future__ import annotations
 
 import warnings
-import weakref
 
 import numpy as np
 
 from ._checks import int_array, integer, positive_int
-from ._tensorflow import keras, tf
+from ._tensorflow import as_graph, keras
 
 __all__ = ["build_seq2seq", "greedy_decode"]
 
@@ -154,7 +153,7 @@ def greedy_decode(encoder: keras.Model, decoder: keras.Model, source_ids, *, sta
     max_length = positive_int(max_length, "max_length")
     source = source.astype(np.int32)
     encoder_outputs, state = (np.asarray(a) for a in encoder(source, training=False))
-    step = _graph_decoder(decoder)
+    step = as_graph(decoder)
     ids = np.full((len(source), 1), start_id, dtype=np.int32)
     with warnings.catch_warnings():
         # With one input position (S = 1) Keras warns that a softmax over one key is always 1,
@@ -165,24 +164,3 @@ def greedy_decode(encoder: keras.Model, decoder: keras.Model, source_ids, *, sta
             next_id = np.argmax(np.asarray(probs)[:, -1], axis=-1).astype(np.int32)
             ids = np.concatenate([ids, next_id[:, None]], axis=1)
     return ids[:, 1:], np.asarray(weights)[:, 0]
-
-
-_GRAPH_DECODERS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
-def _graph_decoder(decoder: keras.Model):
-    """``decoder`` as one TensorFlow graph for every batch size and length, traced once.
-
-    Called eagerly, the decoder's GRU runs its time loop op by op, which costs more than the
-    arithmetic for a small model; a graph whose input shapes leave batch and length open is
-    traced once per decoder and then reused for every call of :func:`greedy_decode`.
-    """
-    if decoder not in _GRAPH_DECODERS:
-        width = decoder.inputs[1].shape[-1]
-        specs = [tf.TensorSpec((None, None), tf.int32),
-                 tf.TensorSpec((None, None, width), tf.float32),
-                 tf.TensorSpec((None, width), tf.float32),
-                 tf.TensorSpec((None, None), tf.int32)]
-        _GRAPH_DECODERS[decoder] = tf.function(
-            lambda *inputs: decoder(list(inputs), training=False), input_signature=specs)
-    return _GRAPH_DECODERS[decoder]

@@ -7,14 +7,15 @@ gamma and beta included) so that every weight is exercised.
 import numpy as np
 import pytest
 
+from helpers import _tensorflow
 from helpers._tensorflow import keras
 from helpers.attention import padding_mask
-
-# helpers.keras_transformer first: it quietens TensorFlow's start-up logs before importing it.
 from helpers.keras_transformer import (
     PositionalEncoding,
     TransformerDecoderLayer,
     TransformerEncoderLayer,
+    build_transformer_seq2seq,
+    transformer_greedy_decode,
 )
 from helpers.transformer import (
     DecoderLayer,
@@ -266,3 +267,94 @@ def test_copying_an_unbuilt_layer_is_refused():
         EncoderLayer.from_keras(TransformerEncoderLayer(8, 2, 16))
     with pytest.raises(TypeError, match="TransformerDecoderLayer; got TransformerEncoderLayer"):
         DecoderLayer.from_keras(TransformerEncoderLayer(8, 2, 16))
+
+
+# --- the encoder-decoder model and greedy decoding ---------------------------------------------
+
+SOURCE_VOCAB, TARGET_VOCAB = 13, 19
+
+
+@pytest.fixture(scope="module", params=[False, True], ids=["post-LN", "pre-LN"])
+def seq2seq(request):
+    keras.utils.set_random_seed(1)
+    return build_transformer_seq2seq(SOURCE_VOCAB, TARGET_VOCAB, d_model=16, num_heads=2,
+                                     d_ff=24, num_layers=2, norm_first=request.param,
+                                     max_length=12)
+
+
+def source_batch():
+    return np.array([[4, 5, 6, 0], [7, 0, 0, 0], [8, 9, 10, 11]], np.int32)
+
+
+def test_seq2seq_shapes_and_shared_weights(seq2seq):
+    model, encoder, decoder = seq2seq
+    source, target = source_batch(), np.ones((3, 5), np.int32)
+    probs = np.asarray(model([source, target]))
+    assert probs.shape == (3, 5, TARGET_VOCAB)
+    np.testing.assert_allclose(probs.sum(-1), 1, rtol=1e-5)
+    memory = np.asarray(encoder(source))
+    direct, weights = decoder([target, memory, source])
+    np.testing.assert_allclose(np.asarray(direct), probs, atol=1e-6)  # the same weights
+    assert tuple(weights.shape) == (3, 2, 2, 5, 4)  # (batch, layers, heads, T, S)
+
+
+def test_seq2seq_masks_source_padding(seq2seq):
+    model, encoder, decoder = seq2seq
+    source, target = source_batch(), np.ones((3, 4), np.int32)
+    _, weights = decoder([target, np.asarray(encoder(source)), source])
+    weights = np.asarray(weights)
+    assert np.all(weights[1, ..., 1:] == 0) and np.all(weights[0, ..., 3] == 0)
+    longer = np.pad(source, ((0, 0), (0, 3)))  # three more padded positions
+    np.testing.assert_allclose(np.asarray(model([longer, target])),
+                               np.asarray(model([source, target])), atol=1e-6)
+
+
+def test_parameter_count_follows_the_layers(seq2seq):
+    model, _, _ = seq2seq
+    d, d_ff, n = 16, 24, 2
+    encoder_layer = 4 * (d * d + d) + 2 * d * d_ff + d_ff + d + 2 * 2 * d
+    decoder_layer = 8 * (d * d + d) + 2 * d * d_ff + d_ff + d + 3 * 2 * d
+    embeddings = (SOURCE_VOCAB + TARGET_VOCAB) * d
+    output = d * TARGET_VOCAB + TARGET_VOCAB
+    final_norms = sum(layer.name.endswith("final_norm") for layer in model.layers)
+    assert final_norms in (0, 2)  # pre-LN: one after each stack
+    expected = embeddings + n * (encoder_layer + decoder_layer) + output + final_norms * 2 * d
+    assert model.count_params() == expected
+
+
+def test_greedy_decode_feeds_back_its_own_tokens(seq2seq):
+    _, encoder, decoder = seq2seq
+    source = source_batch()
+    ids, weights = transformer_greedy_decode(encoder, decoder, source, start_id=1, max_length=6)
+    assert ids.shape == (3, 6) and ids.dtype == np.int32
+    assert weights.shape == (3, 2, 2, 6, 4)
+    fed = np.concatenate([np.ones((3, 1), np.int32), ids[:, :-1]], axis=1)
+    probs, direct = decoder([fed, np.asarray(encoder(source)), source])
+    np.testing.assert_array_equal(np.argmax(np.asarray(probs), -1), ids)
+    np.testing.assert_allclose(weights, np.asarray(direct), atol=1e-6)
+    assert _tensorflow._GRAPHS[decoder].experimental_get_tracing_count() == 1
+    transformer_greedy_decode(encoder, decoder, source[:2, :2], start_id=1, max_length=3)
+    assert _tensorflow._GRAPHS[decoder].experimental_get_tracing_count() == 1
+
+
+@pytest.mark.parametrize("source, max_length, error, match", [
+    (np.zeros((2, 3), np.int32), 4, ValueError, "at least one non-padding id"),
+    (np.ones(3, np.int32), 4, ValueError, r"source_ids must have 2 axes; got shape \(3,\)"),
+    (np.ones((2, 3)), 4, TypeError, "source_ids must be an array of integers"),
+    (np.ones((2, 3), np.int32), 0, ValueError, r"max_length must be an integer in \[1, inf\)"),
+])
+def test_greedy_decode_rejects_bad_input(seq2seq, source, max_length, error, match):
+    _, encoder, decoder = seq2seq
+    with pytest.raises(error, match=match):
+        transformer_greedy_decode(encoder, decoder, source, start_id=1, max_length=max_length)
+
+
+@pytest.mark.parametrize("kwargs, error, match", [
+    ({"source_vocab_size": 1}, ValueError, r"source_vocab_size must be an integer in \[2, inf\)"),
+    ({"num_layers": 1.0}, TypeError, "num_layers must be an integer"),
+    ({"d_model": 10, "num_heads": 4}, ValueError, "d_model must be divisible by num_heads"),
+])
+def test_build_rejects_bad_arguments(kwargs, error, match):
+    arguments = {"source_vocab_size": 5, "target_vocab_size": 5, **kwargs}
+    with pytest.raises(error, match=match):
+        build_transformer_seq2seq(**arguments)
