@@ -4,6 +4,7 @@ nbval itself (``--nbval``, outputs compared) executes every notebook; these test
 nbval does not: that no notebook escapes it and that the committed files are well-formed.
 """
 
+import re
 from pathlib import Path
 
 import nbformat
@@ -103,3 +104,20 @@ def test_plots_end_with_show(path):
             last = cell.source.strip().splitlines()[-1]
             assert last.startswith("plt.show()"), \
                 f"{path}, cell {index}: a plotting cell must end with plt.show()"
+
+
+CONTROL = re.compile(r"[\x00-\x09\x0b-\x1f\x7f]")  # every control character but the newline
+
+
+@pytest.mark.parametrize("path", CHAPTERS + sorted(p.relative_to(ROOT) for p in ROOT.glob("*.md")),
+                         ids=str)
+def test_no_control_characters_in_prose(path):
+    """A stray "\\t" or "\\b" in a Python string that writes LaTeX ends up as a control
+    character, and the formula breaks (\\text, \\beta, \\tfrac)."""
+    if path.suffix == ".ipynb":
+        texts = [(i, c.source) for i, c in enumerate(read(path).cells) if c.cell_type == "markdown"]
+    else:
+        texts = [(0, (ROOT / path).read_text(encoding="utf-8"))]
+    found = [(i, repr(text[max(0, m.start() - 15):m.end() + 15]))
+             for i, text in texts for m in CONTROL.finditer(text)]
+    assert not found, f"{path}: control characters in markdown (cell, context): {found}"
