@@ -110,3 +110,16 @@ def test_check_accepts_numpy_scalars(table, tmp_path, monkeypatch):
 def test_glued_text_shows_without_quotes():
     # myst-nb's {glue:text} shows text/plain; a str's repr would show its quotes.
     assert repr(claims._Text("0.95–0.97")) == "0.95–0.97"
+
+
+def test_glue_displays_exactly_what_myst_nb_glue_displays(monkeypatch):
+    import IPython.display
+    from myst_nb.ext import glue as myst_nb_glue
+
+    ours, theirs = [], []
+    monkeypatch.setattr(IPython.display, "display", lambda *a, **k: ours.append((a, k)))
+    monkeypatch.setattr(myst_nb_glue, "ipy_display", lambda *a, **k: theirs.append((a, k)))
+    for value in (0.5, 3, claims._Text("0.90–0.95")):
+        claims._display_for_glue("name", value)
+        myst_nb_glue.glue("name", value, display=False)
+    assert len(ours) == 3 and ours == theirs
