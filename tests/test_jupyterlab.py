@@ -82,8 +82,10 @@ def execute(ws, session_id, code):
         "parent_header": {}, "metadata": {}, "channel": "shell",
         "content": {"code": code, "silent": False, "store_history": True,
                     "user_expressions": {}, "allow_stdin": False, "stop_on_error": True}}))
-    printed, error = [], None
-    while True:
+    # The reply (shell channel) may come before the printed text (iopub channel); the kernel
+    # is done with a request when both the reply and its iopub "idle" status have come.
+    printed, error, status, idle = [], None, None, False
+    while status is None or not idle:
         msg = json.loads(ws.recv())
         if msg.get("parent_header", {}).get("msg_id") != msg_id:
             continue
@@ -93,7 +95,10 @@ def execute(ws, session_id, code):
         elif kind == "error":
             error = msg["content"]["ename"]
         elif kind == "execute_reply":
-            return msg["content"]["status"], "".join(printed), error
+            status = msg["content"]["status"]
+        elif kind == "status":
+            idle = msg["content"]["execution_state"] == "idle"
+    return status, "".join(printed), error
 
 
 def test_a_chapter_runs_through_the_lab_kernel(lab):

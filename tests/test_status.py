@@ -5,7 +5,13 @@ import re
 import pytest
 
 from tools import robustness
-from tools.benchmark import TARGET_MB, TARGET_TOTAL_SECONDS, TARGET_TRAINING_SECONDS, title
+from tools.benchmark import (
+    MACHINE_DRIFT,
+    TARGET_MB,
+    TARGET_TOTAL_SECONDS,
+    TARGET_TRAINING_SECONDS,
+    title,
+)
 from tools.toc import ROOT, toc_files, toc_notebooks
 
 STATUS = ROOT / "status.md"
@@ -34,7 +40,8 @@ def test_every_chapter_has_a_measured_row_within_the_limits(nb_path):
     seconds, megabytes, rate = row(nb_path)
     assert 0 < seconds < 60 and 0 < megabytes < TARGET_MB, "over Binder's limits"
     if nb_path in TRAINING:
-        assert seconds <= TARGET_TRAINING_SECONDS, f"{nb_path} trains for too long"
+        assert seconds <= TARGET_TRAINING_SECONDS * MACHINE_DRIFT, \
+            f"{nb_path} trains for too long: {seconds} s, target {TARGET_TRAINING_SECONDS} s"
         assert rate and rate > 0, f"{nb_path} reports no training throughput"
     else:
         assert rate is None
@@ -42,7 +49,7 @@ def test_every_chapter_has_a_measured_row_within_the_limits(nb_path):
 
 def test_the_whole_course_runs_within_its_budget():
     total = sum(row(nb_path)[0] for nb_path in toc_notebooks())
-    assert total <= TARGET_TOTAL_SECONDS
+    assert total <= TARGET_TOTAL_SECONDS * MACHINE_DRIFT
 
 
 def test_status_versions_are_the_pinned_ones():
