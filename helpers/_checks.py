@@ -164,6 +164,16 @@ def int_array(x, name: str, *, ndim: int | None = None, low: int | None = None,
     return arr
 
 
+def token_ids(x, name: str) -> np.ndarray:
+    """``x`` as int32 token ids of shape (batch, n), 0 = padding, every row with a real token."""
+    arr = int_array(x, name, ndim=2, low=0)
+    empty = int(np.sum(~(arr != 0).any(axis=1)))
+    if empty:
+        raise ValueError(f"every row of {name} needs at least one non-padding id; got "
+                         f"{empty} rows of padding only")
+    return arr.astype(np.int32)
+
+
 def bool_array(x, name: str, *, meaning: str = "") -> np.ndarray:
     """``x`` as a boolean array (a mask); ``meaning`` explains True/False in the message."""
     arr = np.asarray(x)

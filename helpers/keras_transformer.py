@@ -447,9 +447,7 @@ def transformer_greedy_decode(encoder, decoder, source_ids, *, start_id: int,
     -----
     Taught in chapter 8 (chapter 6 decodes its recurrent model the same way).
     """
-    source = _checks.int_array(source_ids, "source_ids", ndim=2, low=0).astype(np.int32)
-    if not np.all((source != 0).any(axis=1)):
-        raise ValueError("every row of source_ids needs at least one non-padding id")
+    source = _checks.token_ids(source_ids, "source_ids")
     max_length = _checks.positive_int(max_length, "max_length")
     memory = encoder(source, training=False)
     step = as_graph(decoder)

@@ -9,7 +9,7 @@ import warnings
 
 import numpy as np
 
-from ._checks import int_array, integer, positive_int
+from ._checks import integer, positive_int, token_ids
 from ._tensorflow import as_graph, keras
 
 __all__ = ["build_seq2seq", "greedy_decode"]
@@ -146,12 +146,8 @@ def greedy_decode(encoder: keras.Model, decoder: keras.Model, source_ids, *, sta
         If ``source_ids`` is not 2-D, has negative ids or a row of padding only, or
         ``max_length`` < 1.
     """
-    source = int_array(source_ids, "source_ids", ndim=2, low=0)
-    if not np.all((source != 0).any(axis=1)):
-        raise ValueError("every row of source_ids needs at least one non-padding id; got "
-                         f"{int(np.sum(~(source != 0).any(axis=1)))} rows of padding only")
+    source = token_ids(source_ids, "source_ids")
     max_length = positive_int(max_length, "max_length")
-    source = source.astype(np.int32)
     encoder_outputs, state = (np.asarray(a) for a in encoder(source, training=False))
     step = as_graph(decoder)
     ids = np.full((len(source), 1), start_id, dtype=np.int32)
