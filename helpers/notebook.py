@@ -31,10 +31,27 @@ def _seed_tensorflow(seed: int, xla: bool) -> None:
 def _configure_matplotlib() -> None:
     import matplotlib  # noqa: PLC0415
 
-    from . import plotting  # noqa: F401, PLC0415 - registers the Korean font
+    from . import plotting  # noqa: PLC0415 - registers the Korean font
 
     matplotlib.rcParams.update({"figure.dpi": 150, "savefig.dpi": 150,
                                 "figure.max_open_warning": 0})
+    shell = _ipython()
+    if shell is not None and _inline_backend(matplotlib):
+        import matplotlib_inline.backend_inline  # noqa: F401, PLC0415 - sets up PNG output
+
+        plotting.describe_figure_outputs(shell)
+
+
+def _inline_backend(matplotlib) -> bool:
+    """True if figures are shown as PNG outputs by matplotlib's inline backend (Jupyter's)."""
+    backend = matplotlib.rcParams._get("backend")  # without resolving an automatic backend
+    return backend in ("inline", "module://matplotlib_inline.backend_inline")
+
+
+def _ipython():
+    """The running IPython shell, or None outside IPython."""
+    ipython = sys.modules.get("IPython")
+    return ipython.get_ipython() if ipython is not None else None
 
 
 def _check_seed(seed, name: str) -> int:
@@ -76,7 +93,9 @@ def setup(seed: int = DEFAULT_SEED, *, tensorflow: bool = False,
 
     Seeds Python's ``random`` and NumPy's global generator, sets NumPy to print 3 decimals
     without scientific notation, and configures matplotlib for Korean labels (PNG figures,
-    the Nanum Gothic font bundled by koreanize-matplotlib). With ``tensorflow=True`` it also
+    the Nanum Gothic font bundled by koreanize-matplotlib). In Jupyter, each figure's PNG
+    output then carries a display width (one figure inch = 96 CSS pixels) and its smallest
+    text size (:func:`helpers.plotting.describe_figure_outputs`). With ``tensorflow=True`` it also
     imports TensorFlow with the course's log settings (``helpers._tensorflow``), seeds Keras
     and TensorFlow and turns on deterministic operations (unless ``xla=True``).
 

@@ -1,4 +1,4 @@
-"""Heatmaps of attention weights with Korean token labels.
+"""Heatmaps of attention weights with Korean token labels, and figures that report their text size.
 
 Importing this module registers the Nanum Gothic font that koreanize-matplotlib ships inside
 its package, so Korean labels render without downloading anything.
@@ -6,19 +6,24 @@ its package, so Korean labels render without downloading anything.
 
 from __future__ import annotations
 
+import base64
 import warnings
 from collections.abc import Sequence
 
 import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.figure import Figure
+from matplotlib.text import Text
 
 with warnings.catch_warnings():
     # koreanize-matplotlib 0.1.1 compares versions with distutils, which warns on import.
     warnings.simplefilter("ignore", DeprecationWarning)
     import koreanize_matplotlib  # noqa: F401 - registers and selects the bundled font
 
-__all__ = ["attention_heatmap"]
+__all__ = ["attention_heatmap", "smallest_text_px", "png_size", "describe_figure_outputs"]
+
+TEXT_SIZE_KEY = "smallest_text_px"
+CSS_PX_PER_INCH = 96
 
 
 def _as_matrices(weights) -> np.ndarray:
@@ -43,6 +48,11 @@ def _check_labels(labels, length: int, name: str, axis: str) -> list[str]:
         raise ValueError(f"{name} has {len(labels)} labels but the matrices have {length} "
                          f"{axis}")
     return labels
+
+
+def _long(labels: list[str]) -> bool:
+    """True if some label is longer than one character (then many of them need rotating)."""
+    return max(len(label) for label in labels) > 1
 
 
 def _annotate(ax, matrix: np.ndarray, fmt: str, vmax: float) -> None:
@@ -110,7 +120,7 @@ def attention_heatmap(weights, key_labels: Sequence[str], query_labels=None, *,
                              squeeze=False, layout="constrained")
     for idx, ax in enumerate(axes[0]):
         image = ax.imshow(mats[idx], cmap=cmap, vmin=0.0, vmax=vmax)
-        ax.set_xticks(range(n_k), keys, rotation=45 if n_k > 6 else 0)
+        ax.set_xticks(range(n_k), keys, rotation=45 if n_k > 6 and _long(keys) else 0)
         ax.set_yticks(range(n_q), queries)
         ax.set_xlabel(xlabel)
         if idx == 0:
@@ -121,3 +131,83 @@ def attention_heatmap(weights, key_labels: Sequence[str], query_labels=None, *,
             _annotate(ax, mats[idx], fmt, vmax)
     fig.colorbar(image, ax=list(axes[0]), shrink=0.8, label="어텐션 가중치")
     return fig
+
+
+def smallest_text_px(fig: Figure) -> float:
+    """Font size of the smallest visible text in ``fig``, in pixels of its PNG image.
+
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+        A figure drawn at ``fig.dpi`` dots per inch (the notebook's PNG output).
+
+    Returns
+    -------
+    float
+        ``min(font size in points) * fig.dpi / 72`` over every visible, non-empty text
+        (titles, axis labels, tick labels, legends, annotations); pixels of the PNG.
+
+    Raises
+    ------
+    TypeError
+        If ``fig`` is not a matplotlib figure.
+    ValueError
+        If the figure has no visible text.
+
+    Notes
+    -----
+    A page that shows the PNG ``natural`` pixels wide in ``shown`` CSS pixels shows this text
+    ``smallest_text_px(fig) * shown / natural`` CSS pixels high; the site's test asks for at
+    least 9 (see ``tests/test_browser.py``).
+    """
+    if not isinstance(fig, Figure):
+        raise TypeError(f"fig must be a matplotlib Figure; got {type(fig).__name__}")
+    sizes = [text.get_fontsize() for text in fig.findobj(Text)
+             if text.get_visible() and text.get_text().strip()]
+    if not sizes:
+        raise ValueError("the figure has no visible text")
+    return min(sizes) * fig.dpi / 72
+
+
+def png_size(data: str) -> tuple[int, int]:
+    """(width, height) in pixels of a base64-encoded PNG image, read from its header."""
+    header = base64.b64decode(data[:32])
+    if header[:8] != b"\x89PNG\r\n\x1a\n":
+        raise ValueError("data is not a base64-encoded PNG image")
+    return int.from_bytes(header[16:20], "big"), int.from_bytes(header[20:24], "big")
+
+
+def describe_figure_outputs(shell) -> None:
+    """Give IPython's PNG output of every figure a display width and its smallest text size.
+
+    After this call a figure's ``image/png`` output has the metadata
+    ``{"width": w, "smallest_text_px": s}``. ``w`` shows one inch of the figure as 96 CSS
+    pixels, the browser's inch, so a 10-point label looks the same size in every figure (a
+    figure wider than the page is still shrunk to fit). ``s`` is
+    :func:`smallest_text_px`, so a test can check from the notebook and the rendered page that
+    no figure text is too small to read. Calling it again changes nothing.
+
+    Parameters
+    ----------
+    shell : IPython.core.interactiveshell.InteractiveShell
+        The running shell (``get_ipython()``); its PNG formatter for figures is wrapped.
+
+    Raises
+    ------
+    KeyError
+        If the shell has no PNG formatter for figures (matplotlib's inline backend is not on).
+    """
+    formatter = shell.display_formatter.formatters["image/png"]
+    draw_png = formatter.lookup_by_type(Figure)
+    if getattr(draw_png, "describes_figures", False):
+        return
+
+    def png_with_metadata(fig):
+        data = draw_png(fig)
+        if data is None:
+            return None
+        width = png_size(data)[0] * CSS_PX_PER_INCH / fig.dpi
+        return data, {"width": round(width), TEXT_SIZE_KEY: round(smallest_text_px(fig), 2)}
+
+    png_with_metadata.describes_figures = True
+    formatter.for_type(Figure, png_with_metadata)

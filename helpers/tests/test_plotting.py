@@ -1,5 +1,7 @@
-"""Tests of helpers.plotting: figures, Korean glyphs, label checks."""
+"""Tests of helpers.plotting: figures, Korean glyphs, label checks, figure metadata."""
 
+import base64
+import io
 import warnings
 
 import matplotlib
@@ -11,7 +13,12 @@ import numpy as np
 import pytest
 from matplotlib.font_manager import FontProperties, findfont
 
-from helpers.plotting import attention_heatmap
+from helpers.plotting import (
+    attention_heatmap,
+    describe_figure_outputs,
+    png_size,
+    smallest_text_px,
+)
 
 TOKENS = ["나는", "오늘", "학교에", "갔다"]
 
@@ -80,3 +87,59 @@ def test_bad_input_raises(weights, labels, match):
 def test_titles_must_match_matrices():
     with pytest.raises(ValueError, match="titles has 1 entries for 2 matrices"):
         attention_heatmap(np.ones((2, 2, 2)), ["a", "b"], titles=["하나"])
+
+
+def test_single_character_keys_are_not_rotated_but_words_are():
+    digits = attention_heatmap(np.full((2, 8), 1 / 8), list("12345678"), ["일", "이"])
+    words = attention_heatmap(np.full((2, 8), 1 / 8), [f"w{i}" for i in range(8)], ["a", "b"])
+    assert {t.get_rotation() for t in digits.axes[0].get_xticklabels()} == {0}
+    assert {t.get_rotation() for t in words.axes[0].get_xticklabels()} == {45}
+
+
+def test_smallest_text_px_is_the_smallest_visible_font_in_png_pixels():
+    fig, ax = plt.subplots(dpi=150)
+    ax.set_title("제목", fontsize=12)
+    ax.tick_params(labelsize=10)
+    ax.text(0.5, 0.5, "작은 글씨", fontsize=7.2)
+    ax.text(0.5, 0.2, "보이지 않는 글씨", fontsize=3).set_visible(False)
+    assert smallest_text_px(fig) == pytest.approx(7.2 * 150 / 72)
+
+
+def test_smallest_text_px_rejects_what_it_cannot_measure():
+    with pytest.raises(TypeError, match="Figure"):
+        smallest_text_px("figure.png")
+    with pytest.raises(ValueError, match="no visible text"):
+        smallest_text_px(plt.figure())
+
+
+class FakeShell:
+    """Just enough of IPython's shell: a display formatter with a PNG printer for figures."""
+
+    def __init__(self):
+        from IPython.core.formatters import DisplayFormatter
+        from matplotlib_inline.backend_inline import select_figure_formats
+
+        self.display_formatter = DisplayFormatter()
+        select_figure_formats(self, {"png"})
+
+
+def test_figure_outputs_carry_their_display_width_and_smallest_text():
+    shell = FakeShell()
+    describe_figure_outputs(shell)
+    describe_figure_outputs(shell)  # a second call must not wrap twice
+    fig, ax = plt.subplots(figsize=(4, 3), dpi=150)
+    ax.set_xlabel("시점", fontsize=9)
+    data, metadata = shell.display_formatter.format(fig)
+    png_width, _ = png_size(data["image/png"])
+    assert metadata["image/png"] == {"width": round(png_width * 96 / 150),
+                                     "smallest_text_px": round(9 * 150 / 72, 2)}
+    assert 0.8 * 4 * 96 < metadata["image/png"]["width"] < 1.1 * 4 * 96
+
+
+def test_png_size_reads_the_header_and_refuses_other_data():
+    fig = plt.figure(figsize=(2, 1), dpi=100)
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png")
+    assert png_size(base64.b64encode(buffer.getvalue()).decode()) == (200, 100)
+    with pytest.raises(ValueError, match="not a base64-encoded PNG"):
+        png_size(base64.b64encode(b"GIF89a" + bytes(30)).decode())
