@@ -6,11 +6,14 @@ at. Without Chromium these tests are skipped with a reason, except in CI (CI=tru
 missing browser is a failure. The fixtures (server, browser, page) are in conftest.py.
 """
 
+import base64
+import hashlib
 import json
 import re
 import urllib.request
 from urllib.parse import quote
 
+import nbformat
 import pytest
 import yaml
 
@@ -116,3 +119,55 @@ def test_solution_opens_on_click(page, server):
     solution.scroll_into_view_if_needed()
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=SHOTS / "solution_opened.png")
+
+
+MIN_TEXT_PX = 9  # the smallest figure text, in CSS pixels as shown at the standard width
+
+
+def notebook_figures(nb_path):
+    """{file name myst-nb gives the PNG on the site: (smallest text in PNG px, alt text)}."""
+    figures = {}
+    for cell in nbformat.read(ROOT / nb_path, as_version=4).cells:
+        alt = cell.metadata.get("mystnb", {}).get("image", {}).get("alt")
+        for output in cell.get("outputs", []):
+            if "image/png" in output.get("data", {}):
+                png = base64.b64decode(output["data"]["image/png"])
+                size = output["metadata"]["image/png"]["smallest_text_px"]
+                figures[hashlib.sha256(png).hexdigest() + ".png"] = (size, alt)
+    return figures
+
+
+@pytest.mark.parametrize("nb_path", toc_notebooks(), ids=str)
+def test_figures_are_readable_numbered_and_described(page, server, nb_path):
+    figures = notebook_figures(nb_path)
+    open_page(page, server, nb_path.with_suffix("").as_posix())
+    shown = page.evaluate("""[...document.querySelectorAll('img')].map(i => ({
+        file: i.src.split('/').pop(), natural: i.naturalWidth,
+        width: i.getBoundingClientRect().width, alt: i.alt,
+        caption: i.closest('figure')?.querySelector('figcaption')?.innerText ?? ''}))""")
+    shown = {s["file"]: s for s in shown if s["file"] in figures}
+    assert set(shown) == set(figures), f"{nb_path}: figures missing from the page"
+    for file, (smallest_png_px, alt) in figures.items():
+        img = shown[file]
+        text_px = smallest_png_px * img["width"] / img["natural"]
+        assert text_px >= MIN_TEXT_PX, \
+            f"{nb_path}: '{img['caption'][:40]}' shows its smallest text {text_px:.1f} px high"
+        assert img["alt"] == alt, f"{nb_path}: {file} has alt {img['alt']!r}"
+        assert re.match(r"그림 \d+\.\d+", img["caption"]), \
+            f"{nb_path}: figure without a numbered caption: {img['caption']!r}"
+
+
+@pytest.mark.parametrize("nb_path", toc_notebooks(), ids=str)
+def test_nothing_scrolls_sideways(page, server, nb_path):
+    open_page(page, server, nb_path.with_suffix("").as_posix())
+    wide = page.evaluate("""[...document.querySelectorAll('.cell_input pre, .cell_output pre')]
+        .filter(p => p.scrollWidth > p.clientWidth + 1)
+        .map(p => p.innerText.split('\\n').reduce((a, b) => b.length > a.length ? b : a))""")
+    assert not wide, f"{nb_path}: code or output scrolls sideways; longest lines: {wide}"
+    overflowing = page.evaluate("""(() => {
+        const bar = document.querySelector('.bd-sidebar-secondary');
+        const right = bar.getBoundingClientRect().right;
+        return [...bar.querySelectorAll('a')]
+            .filter(a => a.getBoundingClientRect().right > right + 1).map(a => a.innerText);
+    })()""")
+    assert not overflowing, f"{nb_path}: headings overflow the contents column: {overflowing}"

@@ -5,6 +5,7 @@ nbval does not: that no notebook escapes it and that the committed files are wel
 """
 
 import re
+import unicodedata
 from pathlib import Path
 
 import nbformat
@@ -121,3 +122,64 @@ def test_no_control_characters_in_prose(path):
     found = [(i, repr(text[max(0, m.start() - 15):m.end() + 15]))
              for i, text in texts for m in CONTROL.finditer(text)]
     assert not found, f"{path}: control characters in markdown (cell, context): {found}"
+
+
+CODE_COLUMNS = 88
+HANGUL = re.compile(r"[가-힣]")
+
+
+def columns(line: str) -> int:
+    """Width of ``line`` in a monospaced font: wide characters (Hangul, CJK) count twice."""
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in line)
+
+
+def test_columns_counts_wide_characters_twice():
+    assert columns("print(x)") == 8 and columns("어텐션 x") == 8
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=str)
+def test_code_lines_fit_88_columns(path):
+    """The site shows 88 columns without scrolling (tests/test_browser.py checks the page)."""
+    long = [f"cell {i}: {line}" for i, cell in enumerate(read(path).cells)
+            if cell.cell_type == "code"
+            for line in cell.source.splitlines() if columns(line) > CODE_COLUMNS]
+    assert not long, f"{path}: code lines wider than {CODE_COLUMNS} columns:\n" + "\n".join(long)
+
+
+def figure_cells(path):
+    """(index, cell, PNG outputs) of every code cell of ``path`` that shows a figure."""
+    for i, cell in enumerate(read(path).cells):
+        pngs = [o for o in cell.get("outputs", []) if "image/png" in o.get("data", {})]
+        if pngs:
+            yield i, cell, pngs
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=str)
+def test_every_figure_has_a_numbered_korean_caption_and_alt_text(path):
+    number = int(path.name[:2])
+    for i, cell, pngs in figure_cells(path):
+        options = cell.metadata.get("mystnb", {})
+        figure, image = options.get("figure", {}), options.get("image", {})
+        where = f"{path} cell {i}"
+        assert len(pngs) == 1, f"{where}: {len(pngs)} figures in one cell (one caption each)"
+        assert re.fullmatch(rf"fig-ch{number}-[a-z0-9-]+", figure.get("name", "")), \
+            f"{where}: figure.name must be fig-ch{number}-<words>; got {figure.get('name')!r}"
+        assert HANGUL.search(figure.get("caption", "")), f"{where}: no Korean caption"
+        alt = image.get("alt", "")
+        assert HANGUL.search(alt) and len(alt) >= 30 and not alt.endswith(".png"), \
+            f"{where}: alt text must say in Korean what the figure shows; got {alt!r}"
+
+
+def test_figure_names_are_unique():
+    names = [cell.metadata["mystnb"]["figure"]["name"] for path in CHAPTERS
+             for _, cell, _ in figure_cells(path) if "mystnb" in cell.metadata]
+    assert len(names) >= 20 and len(names) == len(set(names)), names
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=str)
+def test_figures_carry_their_display_width_and_text_size(path):
+    """helpers.setup() makes every figure output say how wide to show it and its smallest text."""
+    for i, _, pngs in figure_cells(path):
+        metadata = pngs[0].get("metadata", {}).get("image/png", {})
+        assert {"width", "smallest_text_px"} <= set(metadata), \
+            f"{path} cell {i}: figure output without helpers' metadata: {metadata}"
