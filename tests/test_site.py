@@ -88,3 +88,21 @@ def test_cell_toggles_speak_korean(built_site, name):
         f"{name}: an English toggle label (set nb_code_prompt_show/hide in _config.yml)"
     if name.startswith("chapters/") and "hide-input" in html:
         assert "코드 보기" in html
+
+
+def test_citations_and_bibliography_use_the_same_author_year_labels(built_site):
+    """A citation's text is exactly the label of the entry it links to (no [1], [2], ...)."""
+    entries = {div["id"]: div.select_one("span.label").get_text().strip("[]")
+               for div in soup(page(built_site, "bibliography")).select("div.citation")}
+    assert len(entries) >= 20, "the bibliography lists too few entries"
+    numeric = [label for label in entries.values() if re.fullmatch(r"\d+", label)]
+    assert not numeric, f"numeric bibliography labels: {numeric}"
+    cited = 0
+    for nb_path in toc_notebooks():
+        for a in soup(page(built_site, nb_path.with_suffix("").as_posix())).select(
+                "a[href*='bibliography.html#']"):
+            target = a["href"].split("#")[1]
+            assert a.get_text() == entries[target], \
+                f"{nb_path}: cites '{a.get_text()}' but the entry is '{entries[target]}'"
+            cited += 1
+    assert cited >= 20
