@@ -108,7 +108,7 @@ def mha_timings() -> str:
     from helpers.attention import MultiHeadAttention  # noqa: PLC0415
 
     rng = np.random.default_rng(0)
-    lines = ["| 길이 n | NumPy 반복문 (ms) | NumPy 벡터화 (ms) | 반복문/벡터화 | Keras (ms) |",
+    lines = ["| 길이 n | NumPy 루프 (ms) | NumPy 벡터화 (ms) | 루프/벡터화 | Keras (ms) |",
              "|---:|---:|---:|---:|---:|"]
     for n in MHA_LENGTHS:
         layer = keras.layers.MultiHeadAttention(num_heads=MHA_SHAPE["num_heads"],
