@@ -20,15 +20,16 @@ from tools.toc import toc_notebooks  # noqa: E402
 
 TAGS = ["remove-cell"]
 TEMPLATE = '''\
-# Colab에서 열었을 때만 이 코스의 helpers 패키지를 설치한다. 다른 곳에서는 아무 일도 하지 않는다.
+# Colab에서 열었을 때만 이 코스의 helpers 패키지를 설치한다.
+# 다른 곳에서는 아무 일도 하지 않는다.
 import importlib, os, subprocess, sys
 
 HELPERS_SOURCE = "git+{url}@{branch}"
 in_colab = "google.colab" in sys.modules or "COLAB_RELEASE_TAG" in os.environ
 wanted = os.environ.get("COURSE_HELPERS_SOURCE")  # to test this cell outside Colab
 if importlib.util.find_spec("helpers") is None and (in_colab or wanted):
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", wanted or HELPERS_SOURCE],
-                   check=True)
+    source = wanted or HELPERS_SOURCE
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", source], check=True)
     importlib.invalidate_caches()'''
 
 
