@@ -139,7 +139,7 @@ def test_figure_outputs_carry_their_display_width_and_smallest_text():
 def test_png_size_reads_the_header_and_refuses_other_data():
     fig = plt.figure(figsize=(2, 1), dpi=100)
     buffer = io.BytesIO()
-    fig.savefig(buffer, format="png")
+    fig.savefig(buffer, format="png", dpi=100)
     assert png_size(base64.b64encode(buffer.getvalue()).decode()) == (200, 100)
     with pytest.raises(ValueError, match="not a base64-encoded PNG"):
         png_size(base64.b64encode(b"GIF89a" + bytes(30)).decode())
