@@ -106,3 +106,17 @@ def test_citations_and_bibliography_use_the_same_author_year_labels(built_site):
                 f"{nb_path}: cites '{a.get_text()}' but the entry is '{entries[target]}'"
             cited += 1
     assert cited >= 20
+
+
+# Directive and role source text, and dollar signs MathJax did not get (unparsed $...$ math).
+RAW_MYST = re.compile(r"```\{|:::\{|\{(?:term|glue:text|numref|cite)\}`|^:class:|(?<!\\)\$", re.M)
+
+
+@pytest.mark.parametrize("name", toc_files(), ids=str)
+def test_no_unparsed_myst_syntax_in_the_prose(built_site, name):
+    """A directive, role or formula MyST did not recognise shows up as its source text."""
+    main = soup(page(built_site, name)).select_one("main")
+    for code in main.select("pre, code, div.cell_input"):
+        code.decompose()
+    match = RAW_MYST.search(main.get_text("\n"))
+    assert not match, f"{name}: MyST syntax left as text: {match.group(0)!r}"
