@@ -7,9 +7,11 @@ its package, so Korean labels render without downloading anything.
 from __future__ import annotations
 
 import base64
+import io
 import warnings
 from collections.abc import Sequence
 
+import matplotlib.image
 import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.figure import Figure
@@ -20,7 +22,7 @@ with warnings.catch_warnings():
     warnings.simplefilter("ignore", DeprecationWarning)
     import koreanize_matplotlib  # noqa: F401 - registers and selects the bundled font
 
-__all__ = ["attention_heatmap", "smallest_text_px", "png_size", "describe_figure_outputs"]
+__all__ = ["attention_heatmap", "smallest_text_px", "describe_figure_outputs"]
 
 TEXT_SIZE_KEY = "smallest_text_px"
 CSS_PX_PER_INCH = 96
@@ -169,23 +171,27 @@ def smallest_text_px(fig: Figure) -> float:
     return min(sizes) * fig.dpi / 72
 
 
-def png_size(data: str) -> tuple[int, int]:
-    """(width, height) in pixels of a base64-encoded PNG image, read from its header."""
-    header = base64.b64decode(data[:32])
-    if header[:8] != b"\x89PNG\r\n\x1a\n":
-        raise ValueError("data is not a base64-encoded PNG image")
-    return int.from_bytes(header[16:20], "big"), int.from_bytes(header[20:24], "big")
+def _png_width(data: str) -> int:
+    """Width in pixels of a base64-encoded PNG image."""
+    return matplotlib.image.imread(io.BytesIO(base64.b64decode(data)), format="png").shape[1]
+
+
+def _text_size_or_none(fig: Figure) -> float | None:
+    try:
+        return round(smallest_text_px(fig), 2)
+    except ValueError:  # a figure without text: nothing to measure
+        return None
 
 
 def describe_figure_outputs(shell) -> None:
     """Give IPython's PNG output of every figure a display width and its smallest text size.
 
     After this call a figure's ``image/png`` output has the metadata
-    ``{"width": w, "smallest_text_px": s}``. ``w`` shows one inch of the figure as 96 CSS
-    pixels, the browser's inch, so a 10-point label looks the same size in every figure (a
-    figure wider than the page is still shrunk to fit). ``s`` is
-    :func:`smallest_text_px`, so a test can check from the notebook and the rendered page that
-    no figure text is too small to read. Calling it again changes nothing.
+    ``{"width": w, "smallest_text_px": s}`` (``s`` is left out for a figure without text).
+    ``w`` shows one inch of the figure as 96 CSS pixels, the browser's inch, so a 10-point
+    label looks the same size in every figure (a figure wider than the page is still shrunk
+    to fit). ``s`` is :func:`smallest_text_px`, so a test can check from the notebook and the
+    rendered page that no figure text is too small to read. Calling it again changes nothing.
 
     Parameters
     ----------
@@ -206,8 +212,10 @@ def describe_figure_outputs(shell) -> None:
         data = draw_png(fig)
         if data is None:
             return None
-        width = png_size(data)[0] * CSS_PX_PER_INCH / fig.dpi
-        return data, {"width": round(width), TEXT_SIZE_KEY: round(smallest_text_px(fig), 2)}
+        metadata = {"width": round(_png_width(data) * CSS_PX_PER_INCH / fig.dpi)}
+        if (size := _text_size_or_none(fig)) is not None:
+            metadata[TEXT_SIZE_KEY] = size
+        return data, metadata
 
     png_with_metadata.describes_figures = True
     formatter.for_type(Figure, png_with_metadata)
