@@ -5,6 +5,7 @@ TensorFlow CPU kernel paths after its code last changed, and every claim held in
 """
 
 import json
+import re
 
 import pytest
 
@@ -61,6 +62,49 @@ def test_every_claim_holds_for_every_seed_and_kernel_path(path):
         if m["at_most"] is not None:
             assert m["max"] <= m["at_most"], f"{name}: max {m['max']} > {m['at_most']}"
         assert (m["min"], m["max"]) == (min(m["values"]), max(m["values"]))
+
+
+def metrics_to_describe():
+    """Every metric a chapter claims or the table holds, with where it comes from."""
+    found = {name: str(path) for path in CHAPTERS
+             for name in robustness.claimed_metrics(ROOT / path)}
+    for chapter, entry in TABLE["chapters"].items():
+        for name in entry["metrics"]:
+            found.setdefault(name, f"helpers/robustness.json ({chapter})")
+    return found
+
+
+@pytest.mark.parametrize("name, source", metrics_to_describe().items())
+def test_every_metric_has_a_korean_description(name, source):
+    description = robustness.DESCRIPTIONS.get(name, "")
+    assert re.search("[가-힣]", description), (
+        f"metric {name!r} ({source}) has no Korean description: add a line "
+        f'"{name}": "무엇을 재는가 (한 줄)" to DESCRIPTIONS in tools/robustness.py, then run '
+        ".venv/bin/python tools/robustness.py --status")
+    assert "\n" not in description and "|" not in description \
+        and not description.endswith("."), \
+        f"{name}: one line of text, no '|' and no final period (it is a table cell)"
+
+
+def test_every_description_is_of_a_claimed_metric():
+    stale = set(robustness.DESCRIPTIONS) - set(metrics_to_describe())
+    assert not stale, f"tools/robustness.py describes metrics no chapter claims: {sorted(stale)}"
+
+
+def test_the_status_option_rewrites_the_table_without_running_chapters(tmp_path, monkeypatch):
+    table = {"when": "2026-01-01 00:00 UTC", "versions": "Linux", "chapters": {
+        "chapters/05_x.ipynb": {"metrics": {"ch5_accuracy_lstm": {
+            "at_least": 0.9, "at_most": None, "min": 0.95, "median": 0.96, "max": 0.97}}}}}
+    (tmp_path / "robustness.json").write_text(json.dumps(table), encoding="utf-8")
+    (tmp_path / "status.md").write_text("# 글\n<!-- robustness:start -->\n낡은 표\n"
+                                        "<!-- robustness:end -->\n", encoding="utf-8")
+    monkeypatch.setattr(robustness, "TABLE", tmp_path / "robustness.json")
+    monkeypatch.setattr(robustness, "STATUS", tmp_path / "status.md")
+    monkeypatch.setattr(robustness, "measure", None)  # running a chapter would fail
+    robustness.main([robustness.STATUS_ONLY])
+    shown = block(tmp_path / "status.md", "robustness")
+    assert shown == robustness.markdown(table)
+    assert "| 05 | `ch5_accuracy_lstm` | LSTM 분류기의 테스트 정확도 | 0.95 |" in shown
 
 
 def test_status_page_shows_the_table():

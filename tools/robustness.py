@@ -14,6 +14,13 @@ tests fail when a chapter's code changed after the table was made.
 
 After it, re-execute the chapters it ran (``tools/course.py execute``) so that the ranges
 their pages quote are the new ones.
+
+Every metric has a one-line Korean description in ``DESCRIPTIONS`` below, shown beside its
+name on the status page (``tests/test_robustness.py`` fails for a metric without one). After
+editing a description, rewrite the status page's table from the stored results, without
+running any chapter:
+
+    .venv/bin/python tools/robustness.py --status
 """
 
 from __future__ import annotations
@@ -42,6 +49,57 @@ STATUS = ROOT / "status.md"
 SEEDS = (0, 1, 2, 3, 4)
 KERNEL_PATHS = ("0", "1")  # TF_ENABLE_ONEDNN_OPTS: TensorFlow's Eigen kernels, oneDNN's
 CLAIM_FUNCTIONS = {"check", "report"}
+STATUS_ONLY = "--status"
+
+# What each metric measures, in Korean, for the status page: one line, no trailing period.
+# A chapter that calls claims.check or claims.report adds one line here per metric.
+DESCRIPTIONS = {
+    "ch5_accuracy_lstm": "LSTM 분류기의 테스트 정확도",
+    "ch5_accuracy_bahdanau": "LSTM + 가산 어텐션 분류기의 테스트 정확도",
+    "ch5_accuracy_mha": "LSTM + 멀티 헤드 어텐션 분류기의 테스트 정확도",
+    "ch5_train_seconds": "세 모델을 함께 학습한 시간(초)",
+    "ch5_sequence_steps_per_second": "학습 처리량(시퀀스·시점/초)",
+    "ch5_untrained_share_ratio_bahdanau":
+        "학습 전 가산 어텐션이 정답 시점에 싣는 가중치, 균등 분포의 몫에 대한 배수",
+    "ch5_untrained_share_ratio_mha":
+        "학습 전 멀티 헤드 어텐션이 정답 시점에 싣는 가중치, 균등 분포의 몫에 대한 배수",
+    "ch5_share_ratio_bahdanau":
+        "학습한 가산 어텐션이 정답 시점에 싣는 가중치, 균등 분포의 몫에 대한 배수",
+    "ch5_share_ratio_mha":
+        "학습한 멀티 헤드 어텐션이 정답 시점에 싣는 가중치, 균등 분포의 몫에 대한 배수",
+    "ch5_share_gap": "정답 시점에 실린 가중치의 몫의 차이: 가산 어텐션 − 멀티 헤드 어텐션",
+    "ch5_after_pattern_ratio":
+        "가산 어텐션이 패턴 직후 8시점에 싣는 가중치, 균등 분포의 몫에 대한 배수",
+    "ch5_gunpoint_accuracy": "GunPoint에서 LSTM + 멀티 헤드 어텐션의 테스트 정확도",
+    "ch5_occlusion_drop_top": "가중치 상위 8시점을 잡음으로 가렸을 때 정확도가 떨어진 폭",
+    "ch5_occlusion_drop_random": "무작위 8시점을 잡음으로 가렸을 때 정확도가 떨어진 폭",
+    "ch5_occlusion_gap": "두 가리기의 정확도 하락 차이: 가중치 상위 − 무작위",
+    "ch6_train_seconds": "Seq2Seq 모델의 학습 시간(초)",
+    "ch6_sequence_steps_per_second": "학습 처리량(시퀀스·시점/초)",
+    "ch6_exact_match": "처음 보는 수 1,000개의 완전 일치 정확도",
+    "ch6_exact_match_3plus": "세 자리 이상인 수의 완전 일치 정확도",
+    "ch6_digit_on_own_position": "숫자 음절이 자기 숫자에 가장 큰 가중치를 주는 비율",
+    "ch6_place_on_own_position":
+        "자리 이름(십·백·천)이 자기 자리 숫자에 가장 큰 가중치를 주는 비율",
+    "ch6_unit_on_own_position": "만이 만의 자리 숫자에 가장 큰 가중치를 주는 비율",
+    "ch6_digit_within_one": "숫자 음절이 가장 크게 보는 곳이 자기 숫자 ±1 안인 비율",
+    "ch6_place_within_one": "자리 이름이 가장 크게 보는 곳이 자기 자리 ±1 안인 비율",
+    "ch6_unit_within_one": "만이 가장 크게 보는 곳이 만의 자리 ±1 안인 비율",
+    "ch6_zero_to_nonzero_weight": "0인 숫자가 받는 가중치, 0이 아닌 숫자가 받는 가중치에 대한 배수",
+    "ch6_nonzero_digit_weight": "0이 아닌 숫자 하나가 모든 출력 단계에서 받은 가중치의 합(평균)",
+    "ch6_zero_weight_from_digits": "0이 받는 가중치 가운데 숫자 음절에서 온 몫",
+    "ch6_end_token_on_trailing_zeros":
+        "0으로 끝나는 수에서 끝 토큰이 끝의 0들 가운데 하나를 가장 크게 보는 비율",
+    "ch6_zero_read_as_yeong": "0을 ‘영’으로 읽었는가(읽었으면 1)",
+    "ch6_stress_eok_count": "아홉 자리 수 두 개의 읽기 가운데 ‘억’이 든 것의 수",
+    "ch6_exact_match_without_attention_output":
+        "크로스 어텐션의 출력 투영을 0으로 바꾼 모델의 완전 일치 정확도(테스트 앞 200개)",
+    "ch8_train_seconds": "작은 트랜스포머의 학습 시간(초)",
+    "ch8_sequence_steps_per_second": "학습 처리량(시퀀스·시점/초)",
+    "ch8_exact_match": "처음 보는 수 1,000개의 완전 일치 정확도",
+    "ch8_digit_alignment_head_mean": "헤드 평균 가중치가 숫자 음절마다 자기 숫자에서 가장 큰 비율",
+    "ch8_digit_alignment_best_head": "가장 잘 맞는 헤드 하나의 같은 비율",
+}
 
 
 def code_cells(path: Path) -> list[str]:
@@ -145,14 +203,19 @@ def bound_text(entry: dict) -> str:
     return f"{low:g} – {high:g}"
 
 
+def missing_descriptions(names) -> list[str]:
+    """The metrics among ``names`` that ``DESCRIPTIONS`` does not describe."""
+    return [name for name in names if not DESCRIPTIONS.get(name, "").strip()]
+
+
 def markdown(table: dict) -> str:
     """The status page's section: one row per metric of every chapter that trains."""
-    lines = ["| 장 | 지표 | 최소 | 중앙값 | 최대 | 장이 단언하는 범위 |",
-             "|---|---|---:|---:|---:|---|"]
+    lines = ["| 장 | 지표 | 무엇을 재는가 | 최소 | 중앙값 | 최대 | 장이 단언하는 범위 |",
+             "|---|---|---|---:|---:|---:|---|"]
     for chapter, entry in table["chapters"].items():
         for name, m in entry["metrics"].items():
-            lines.append(f"| {Path(chapter).stem[:2]} | `{name}` | {m['min']:g} | "
-                         f"{m['median']:g} | {m['max']:g} | {bound_text(m)} |")
+            lines.append(f"| {Path(chapter).stem[:2]} | `{name}` | {DESCRIPTIONS.get(name, '—')} | "
+                         f"{m['min']:g} | {m['median']:g} | {m['max']:g} | {bound_text(m)} |")
     runs = len(SEEDS) * len(KERNEL_PATHS)
     return ("\n".join(lines) + f"\n\n(장마다 {runs}회 실행: `COURSE_SEED` 0–4 × "
             f"`TF_ENABLE_ONEDNN_OPTS` 0·1. {table['when']}, {table['versions']})")
@@ -170,8 +233,27 @@ def versions() -> str:
             f"TensorFlow {tensorflow}, Keras {md.version('keras')}")
 
 
+def write_status() -> str:
+    """Rewrite the status page's table from ``helpers/robustness.json``; run no chapter."""
+    text = markdown(json.loads(TABLE.read_text(encoding="utf-8")))
+    replace_block(STATUS, "robustness", text)
+    return text
+
+
+def warn_about_missing_descriptions(chosen: list[Path]) -> None:
+    missing = missing_descriptions(name for path in chosen
+                                   for name in claimed_metrics(ROOT / path))
+    if missing:
+        print(f"tools/robustness.py: add a Korean description to DESCRIPTIONS for {missing} "
+              "(the status page shows — until then, and the tests fail)", flush=True)
+
+
 def main(paths: list[str]) -> None:
+    if paths == [STATUS_ONLY]:
+        print(write_status())
+        return
     chosen = [Path(p) for p in paths] or training_chapters()
+    warn_about_missing_descriptions(chosen)
     table = json.loads(TABLE.read_text(encoding="utf-8")) if TABLE.exists() else {}
     chapters = table.get("chapters", {})
     for path in chosen:
