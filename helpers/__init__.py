@@ -3,8 +3,12 @@
 NumPy only (import in an instant, run anywhere):
 
 helpers.attention
-    Softmax, scaled dot-product attention, masks, additive attention, chunked attention and
-    multi-head attention (chapters 1-4 and 7).
+    Softmax, scaled dot-product attention, masks (causal, padding, sliding window), additive,
+    chunked, multi-head and grouped-query attention (chapters 1-4, 7 and 10).
+helpers.transformer
+    Positional encoding, layer normalisation, encoder and decoder layers (chapter 8).
+helpers.decoder_only
+    The decoder-only Transformer, the KV cache and greedy generation (chapters 9 and 10).
 helpers.timeseries
     The planted-pattern series and the GunPoint data set of chapter 5.
 helpers.korean_numbers
@@ -24,6 +28,10 @@ helpers.classifiers
     The LSTM classifiers with and without attention of chapter 5.
 helpers.seq2seq
     The recurrent encoder-decoder with cross-attention of chapter 6, and greedy decoding.
+helpers.keras_transformer
+    The Keras twins of helpers.transformer, and chapter 8's encoder-decoder model.
+helpers.keras_decoder_only
+    The Keras twin of helpers.decoder_only, with ``keras.layers.GroupQueryAttention``.
 
 ``import helpers`` is cheap: it imports neither matplotlib nor TensorFlow.
 """

@@ -24,7 +24,8 @@ from ._checks import (
 from ._initializers import glorot_uniform
 
 __all__ = ["softmax", "scaled_dot_product_attention", "causal_mask", "padding_mask",
-           "additive_attention", "chunked_attention", "MultiHeadAttention"]
+           "sliding_window_mask", "grouped_query_attention", "additive_attention",
+           "chunked_attention", "MultiHeadAttention"]
 
 
 def softmax(x, axis: int = -1) -> np.ndarray:
@@ -242,6 +243,123 @@ def padding_mask(lengths, n_k: int) -> np.ndarray:
     return (positions[None, :] < lengths[:, None])[:, None, :]
 
 
+def sliding_window_mask(n: int, window: int) -> np.ndarray:
+    """Causal sliding-window mask: query i may attend to keys i - window + 1 .. i only.
+
+    Parameters
+    ----------
+    n : int
+        Sequence length (queries and keys), at least 1.
+    window : int
+        How many positions each query sees, itself included; at least 1. ``window >= n``
+        gives :func:`causal_mask`.
+
+    Returns
+    -------
+    numpy.ndarray of bool, shape (n, n)
+        ``mask[i, j]`` is ``True`` when ``0 <= i - j < window``: a band of width ``window``
+        on and below the diagonal.
+
+    Raises
+    ------
+    TypeError
+        If ``n`` or ``window`` is not an integer.
+    ValueError
+        If ``n`` or ``window`` is below 1.
+
+    Notes
+    -----
+    The local attention of Beltagy et al. (2020), "Longformer", section 3.1, made causal as
+    in Mistral 7B (Jiang et al. 2023, section 2). It is the mask of
+    ``keras.layers.GroupQueryAttention(sliding_window=window)`` called with
+    ``use_causal_mask=True`` (Keras 3.15). Taught in chapter 10.
+
+    Examples
+    --------
+    >>> sliding_window_mask(4, 2).astype(int)
+    array([[1, 0, 0, 0],
+           [1, 1, 0, 0],
+           [0, 1, 1, 0],
+           [0, 0, 1, 1]])
+    """
+    n, window = positive_int(n, "n"), positive_int(window, "window")
+    offset = np.arange(n)[:, None] - np.arange(n)[None, :]   # i - j
+    return (offset >= 0) & (offset < window)
+
+
+_GQA_AXES = {"query": "(..., num_query_heads, n_q, head_dim)",
+             "key": "(..., num_kv_heads, n_k, head_dim)",
+             "value": "(..., num_kv_heads, n_k, value_dim)"}
+
+
+def grouped_query_attention(query, key, value, mask=None):
+    """Scaled dot-product attention in which groups of query heads share a key/value head.
+
+    With ``group = num_query_heads // num_kv_heads``, query head ``h`` reads key and value
+    head ``h // group``: heads 0 .. group-1 share the first, and so on (the grouping of
+    Keras's ``GroupQueryAttention`` and of PyTorch's ``enable_gqa``).
+    ``num_kv_heads == num_query_heads`` is multi-head attention; ``num_kv_heads == 1`` is
+    multi-query attention.
+
+    Parameters
+    ----------
+    query : array_like, shape (..., num_query_heads, n_q, head_dim), real
+    key : array_like, shape (..., num_kv_heads, n_k, head_dim), real
+    value : array_like, shape (..., num_kv_heads, n_k, value_dim), real
+        The leading axes ``...`` (batch) broadcast against each other.
+    mask : array_like of bool, broadcastable to (..., num_query_heads, n_q, n_k), optional
+        ``True`` where a query may attend to a key (the Keras convention), e.g.
+        :func:`causal_mask` or :func:`sliding_window_mask`. ``None``: no mask.
+
+    Returns
+    -------
+    output : numpy.ndarray, shape (..., num_query_heads, n_q, value_dim)
+    weights : numpy.ndarray, shape (..., num_query_heads, n_q, n_k)
+        Floating, the inputs' common dtype, as :func:`scaled_dot_product_attention`.
+
+    Raises
+    ------
+    TypeError
+        If an input is not a real array or ``mask`` is not boolean.
+    ValueError
+        If an input has fewer than 3 axes or is not finite; if ``num_kv_heads`` does not
+        divide ``num_query_heads``; if ``key`` and ``value`` differ in ``num_kv_heads`` or
+        ``n_k``; if ``query`` and ``key`` differ in ``head_dim``; if the leading axes or the
+        mask do not broadcast.
+
+    Notes
+    -----
+    Multi-query attention: Shazeer (2019), "Fast Transformer Decoding: One Write-Head is All
+    You Need", section 3. Grouped-query attention: Ainslie et al. (2023), "GQA", section 2.2.
+    Taught in chapter 10.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> q = rng.normal(size=(4, 3, 8))                  # 4 query heads
+    >>> k, v = rng.normal(size=(2, 2, 3, 8))            # 2 key/value heads
+    >>> out, w = grouped_query_attention(q, k, v, mask=causal_mask(3))
+    >>> out.shape, w.shape
+    ((4, 3, 8), (4, 3, 3))
+    >>> same = scaled_dot_product_attention(q[1], k[0], v[0], causal_mask(3))[0]
+    >>> bool(np.allclose(out[1], same))                 # head 1 reads key/value head 0
+    True
+    """
+    query, key, value = (float_array(a, name, min_rank=3, axes=_GQA_AXES[name])
+                         for a, name in ((query, "query"), (key, "key"), (value, "value")))
+    num_kv_heads = same_size({"key": key.shape[-3], "value": value.shape[-3]},
+                             "number of key/value heads num_kv_heads (axis -3)")
+    num_query_heads = query.shape[-3]
+    if num_query_heads % num_kv_heads:
+        raise ValueError(f"num_kv_heads={num_kv_heads} (key's axis -3) must divide "
+                         f"num_query_heads={num_query_heads} (query's axis -3); got shapes "
+                         f"query {query.shape}, key {key.shape}")
+    same_size({"query": query.shape[-1], "key": key.shape[-1]}, "head size head_dim (last axis)")
+    group = num_query_heads // num_kv_heads
+    key, value = np.repeat(key, group, axis=-3), np.repeat(value, group, axis=-3)
+    return scaled_dot_product_attention(query, key, value, mask)
+
+
 def additive_attention(query, key, value, w_query, w_key, w_score, mask=None):
     """Additive (Bahdanau) attention: score(q, k) = w_score^T tanh(W_q q + W_k k).
 
@@ -407,6 +525,69 @@ def chunked_attention(query, key, value, chunk_size, mask=None):
     return (accumulated / np.where(running_sum == 0, 1, running_sum)).astype(dtype, copy=False)
 
 
+# --- what multi-head and grouped-query attention layers share ------------------------------------
+
+def project_heads(x, kernel, bias=None) -> np.ndarray:
+    """Project token vectors to per-head vectors: (..., n, d) -> (..., heads, n, size).
+
+    ``kernel`` has shape (d, heads, size) (Keras's layout) and ``bias`` (heads, size) or
+    ``None``. The heads are split off with reshape and transpose (chapter 3). Inputs are
+    assumed checked by the caller.
+    """
+    d, heads, size = kernel.shape
+    flat = x @ kernel.reshape(d, heads * size)             # (..., n, heads*size)
+    split = flat.reshape(*flat.shape[:-1], heads, size)     # (..., n, heads, size)
+    if bias is not None:
+        split = split + bias
+    return np.swapaxes(split, -2, -3)                        # (..., heads, n, size)
+
+
+def combine_heads(heads_out, output_kernel, output_bias=None) -> np.ndarray:
+    """(..., heads, n, size) -> (..., n, d_model): concatenate the heads, multiply by W^O.
+
+    ``output_kernel`` has shape (heads, size, d_model) and ``output_bias`` (d_model,) or
+    ``None``. Inputs are assumed checked by the caller.
+    """
+    merged = np.swapaxes(heads_out, -2, -3)                  # (..., n, heads, size)
+    merged = merged.reshape(*merged.shape[:-2], -1)          # (..., n, heads*size)
+    heads, size, d_model = output_kernel.shape
+    out = merged @ output_kernel.reshape(heads * size, d_model)
+    return out if output_bias is None else out + output_bias
+
+
+def keras_attention_weights(layer) -> dict[str, np.ndarray]:
+    """The kernels and biases of a built Keras attention layer, by the NumPy classes' names.
+
+    Works for ``keras.layers.MultiHeadAttention`` and ``keras.layers.GroupQueryAttention``,
+    whose weights are named ``query``, ``key``, ``value`` and ``attention_output``.
+
+    Returns
+    -------
+    dict
+        ``{"query_kernel": array, "query_bias": array, ...}`` (biases only if the layer has
+        them), float32 arrays in Keras's shapes.
+
+    Raises
+    ------
+    ValueError
+        If the layer has no weights yet or they are not named as above.
+    """
+    keras_names = {"query": "query", "key": "key", "value": "value",
+                   "attention_output": "output"}
+    found = {}
+    for variable in getattr(layer, "weights", []):
+        parts = str(getattr(variable, "path", variable.name)).split("/")
+        if len(parts) >= 2 and parts[-2] in keras_names and parts[-1] in ("kernel", "bias"):
+            found[f"{keras_names[parts[-2]]}_{parts[-1]}"] = np.asarray(variable)
+    missing = [f"{n}_kernel" for n in ("query", "key", "value", "output")
+               if f"{n}_kernel" not in found]
+    if missing:
+        present = [getattr(v, "path", v.name) for v in getattr(layer, "weights", [])]
+        raise ValueError(f"the layer has no weights {missing}: call it once on data (or "
+                         f"build it) before copying; got {present}")
+    return found
+
+
 class MultiHeadAttention:
     """Multi-head attention in NumPy, with its weights in the layout of Keras.
 
@@ -524,19 +705,7 @@ class MultiHeadAttention:
         ValueError
             If the layer has no weights yet or they are not named query/key/value/output.
         """
-        keras_names = {"query": "query", "key": "key", "value": "value",
-                       "attention_output": "output"}
-        found = {}
-        for variable in getattr(layer, "weights", []):
-            parts = str(getattr(variable, "path", variable.name)).split("/")
-            if len(parts) >= 2 and parts[-2] in keras_names and parts[-1] in ("kernel", "bias"):
-                found[f"{keras_names[parts[-2]]}_{parts[-1]}"] = np.asarray(variable)
-        missing = [f"{n}_kernel" for n in cls._NAMES if f"{n}_kernel" not in found]
-        if missing:
-            present = [getattr(v, "path", v.name) for v in getattr(layer, "weights", [])]
-            raise ValueError(f"the layer has no weights {missing}: call it once on data (or "
-                             f"build it) before copying; got {present}")
-        return cls(**found, vectorized=vectorized)
+        return cls(**keras_attention_weights(layer), vectorized=vectorized)
 
     # --- properties ---------------------------------------------------------------------------
 
@@ -574,21 +743,10 @@ class MultiHeadAttention:
     # --- computation --------------------------------------------------------------------------
 
     def _project(self, x, kernel, bias):
-        """(..., n, d) @ (d, H, k) -> (..., H, n, k), heads split off with reshape/transpose."""
-        d, heads, size = kernel.shape
-        flat = x @ kernel.reshape(d, heads * size)             # (..., n, H*k)
-        split = flat.reshape(*flat.shape[:-1], heads, size)     # (..., n, H, k)
-        if bias is not None:
-            split = split + bias
-        return np.swapaxes(split, -2, -3)                        # (..., H, n, k)
+        return project_heads(x, kernel, bias)
 
     def _combine(self, heads_out):
-        """(..., H, n, v) -> (..., n, d_model): concatenate the heads, multiply by W^O."""
-        merged = np.swapaxes(heads_out, -2, -3)                  # (..., n, H, v)
-        merged = merged.reshape(*merged.shape[:-2], -1)          # (..., n, H*v)
-        heads, size, d_model = self.output_kernel.shape
-        out = merged @ self.output_kernel.reshape(heads * size, d_model)
-        return out if self.output_bias is None else out + self.output_bias
+        return combine_heads(heads_out, self.output_kernel, self.output_bias)
 
     def _heads_vectorized(self, query, key, value, mask):
         q = self._project(query, self.query_kernel, self.query_bias)

@@ -7,7 +7,14 @@ import sys
 import numpy as np
 import pytest
 
-from helpers.attention import causal_mask, padding_mask, scaled_dot_product_attention, softmax
+from helpers.attention import (
+    causal_mask,
+    grouped_query_attention,
+    padding_mask,
+    scaled_dot_product_attention,
+    sliding_window_mask,
+    softmax,
+)
 
 Q_CAT = np.array([[1.0, 0.0], [0.0, 1.0]])
 K_CAT = np.array([[1.0, 1.0], [0.0, 1.0]])
@@ -261,3 +268,74 @@ def test_causal_mask_with_more_keys_than_queries():
 def test_causal_mask_rejects_bad_n_k():
     with pytest.raises(ValueError, match=r"n_k must be an integer in \[1, inf\); got 0"):
         causal_mask(3, 0)
+
+
+# --- sliding windows and grouped-query attention ----------------------------------------
+
+def test_sliding_window_mask_is_a_band_on_and_below_the_diagonal():
+    mask = sliding_window_mask(6, 3)
+    for i in range(6):
+        assert np.flatnonzero(mask[i]).tolist() == list(range(max(0, i - 2), i + 1))
+
+
+def test_sliding_window_mask_as_wide_as_the_sequence_is_causal():
+    assert np.array_equal(sliding_window_mask(5, 5), causal_mask(5))
+    assert np.array_equal(sliding_window_mask(5, 50), causal_mask(5))
+    assert np.array_equal(sliding_window_mask(4, 1), np.eye(4, dtype=bool))
+
+
+@pytest.mark.parametrize("n, window, error", [(0, 2, ValueError), (3, 0, ValueError),
+                                              (3, 1.5, TypeError)])
+def test_sliding_window_mask_rejects_bad_sizes(n, window, error):
+    with pytest.raises(error, match="n|window"):
+        sliding_window_mask(n, window)
+
+
+@pytest.mark.parametrize("num_kv_heads", [1, 2, 3, 6])
+def test_grouped_query_head_h_reads_kv_head_h_over_group(num_kv_heads):
+    rng = np.random.default_rng(num_kv_heads)
+    q = rng.normal(size=(2, 6, 4, 5))
+    k = rng.normal(size=(2, num_kv_heads, 7, 5))
+    v = rng.normal(size=(2, num_kv_heads, 7, 3))
+    out, weights = grouped_query_attention(q, k, v)
+    group = 6 // num_kv_heads
+    for h in range(6):
+        expected = [naive_attention(q[b, h], k[b, h // group], v[b, h // group])
+                    for b in range(2)]
+        assert np.allclose(out[:, h], expected)
+    assert out.shape == (2, 6, 4, 3) and weights.shape == (2, 6, 4, 7)
+
+
+def test_grouped_query_with_as_many_kv_heads_is_multi_head_attention():
+    rng = np.random.default_rng(1)
+    q, k, v = rng.normal(size=(3, 4, 5, 8))
+    mask = causal_mask(5)
+    out, weights = grouped_query_attention(q, k, v, mask)
+    ref_out, ref_weights = scaled_dot_product_attention(q, k, v, mask)
+    assert np.allclose(out, ref_out) and np.allclose(weights, ref_weights)
+
+
+def test_grouped_query_mask_blocks_keys_without_nan():
+    rng = np.random.default_rng(2)
+    q, k, v = rng.normal(size=(4, 5, 2)), rng.normal(size=(1, 5, 2)), rng.normal(size=(1, 5, 2))
+    out, weights = grouped_query_attention(q, k, v, sliding_window_mask(5, 2))
+    assert np.all(weights[:, ~sliding_window_mask(5, 2)] == 0)
+    assert np.all(np.isfinite(out))
+
+
+@pytest.mark.parametrize("q_shape, k_shape, v_shape, match", [
+    ((4, 3, 8), (3, 3, 8), (3, 3, 8), "must divide num_query_heads=4"),
+    ((4, 3, 8), (2, 3, 6), (2, 3, 8), "head_dim"),
+    ((4, 3, 8), (2, 3, 8), (1, 3, 8), "num_kv_heads"),
+    ((4, 3, 8), (2, 3, 8), (2, 5, 8), "n_k"),
+    ((3, 8), (3, 8), (3, 8), "at least 3 axes|rank"),
+])
+def test_grouped_query_rejects_shapes_that_do_not_fit(q_shape, k_shape, v_shape, match):
+    with pytest.raises(ValueError, match=match):
+        grouped_query_attention(np.ones(q_shape), np.ones(k_shape), np.ones(v_shape))
+
+
+def test_grouped_query_rejects_a_mask_that_does_not_broadcast():
+    with pytest.raises(ValueError, match="mask"):
+        grouped_query_attention(np.ones((4, 3, 2)), np.ones((2, 3, 2)), np.ones((2, 3, 2)),
+                                np.ones((2, 2), bool))

@@ -1,0 +1,709 @@
+"""A decoder-only Transformer in NumPy: grouped-query self-attention, the KV cache, generation.
+
+The model of today's language models, built from the pieces of chapter 8: token embedding
+times sqrt(d_model) plus the sinusoidal positional encoding, ``num_layers`` pre-LN layers of
+causal self-attention and feed-forward network, a final layer norm and a linear map to one
+logit per vocabulary entry. Its attention is grouped-query attention
+(:func:`helpers.attention.grouped_query_attention`): ``num_kv_heads`` equal to
+``num_query_heads`` is multi-head attention, 1 is multi-query attention. With ``window`` set,
+every layer uses sliding-window attention.
+
+Generation is greedy and autoregressive: :func:`greedy_generate` either recomputes the whole
+sequence at every step or keeps the keys and values of earlier positions in a
+:class:`KVCache` and computes only the new position. Taught in chapters 9 (generation, the
+KV cache) and 10 (grouped-query attention, sliding windows). The Keras twin is
+:mod:`helpers.keras_decoder_only`; :meth:`DecoderOnlyTransformer.from_keras` copies its
+weights, and the two give the same numbers.
+
+Imports only NumPy. Axis names: ``batch``; ``n`` (positions computed in this call; ``n_k``
+the keys they see); ``d_model``; ``num_query_heads``, ``num_kv_heads``, ``head_dim``
+(``= d_model // num_query_heads``); ``vocab``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import _checks
+from ._initializers import glorot_uniform
+from .attention import (
+    combine_heads,
+    grouped_query_attention,
+    keras_attention_weights,
+    project_heads,
+)
+from .transformer import (
+    FeedForward,
+    LayerNormalization,
+    _built,
+    _TransformerLayer,
+    _weight,
+    positional_encoding,
+)
+
+__all__ = ["GroupedQueryAttention", "KVCache", "DecoderOnlyLayer", "DecoderOnlyTransformer",
+           "visible_keys", "greedy_generate"]
+
+
+def visible_keys(query_positions, key_positions, window: int | None = None) -> np.ndarray:
+    """Which keys each query may attend to, from their positions in the sequence.
+
+    Query at position ``i`` sees the key at position ``j`` when ``j <= i`` (causal) and, with
+    a window, ``i - j < window``. With positions ``0 .. n-1`` on both sides this is
+    :func:`helpers.attention.causal_mask` (or ``sliding_window_mask``); with a cache, the
+    queries are the new positions and the keys the cached ones plus the new ones.
+
+    Parameters
+    ----------
+    query_positions : array_like of int, shape (n,)
+    key_positions : array_like of int, shape (n_k,)
+    window : int, optional
+        How many positions a query sees, itself included; ``None``: all earlier ones.
+
+    Returns
+    -------
+    numpy.ndarray of bool, shape (n, n_k)
+
+    Raises
+    ------
+    TypeError
+        If the positions are not integers or ``window`` is not an integer.
+    ValueError
+        If the positions are not 1-D or negative, or ``window`` is below 1.
+
+    Examples
+    --------
+    >>> visible_keys([3], [0, 1, 2, 3], window=2).astype(int)
+    array([[0, 0, 1, 1]])
+    """
+    i = _checks.int_array(query_positions, "query_positions", ndim=1, low=0)[:, None]
+    j = _checks.int_array(key_positions, "key_positions", ndim=1, low=0)[None, :]
+    mask = j <= i
+    if window is not None:
+        mask &= i - j < _checks.positive_int(window, "window")
+    return mask
+
+
+class GroupedQueryAttention:
+    """Grouped-query self-attention in NumPy, with the weights of Keras's layer.
+
+    ``num_query_heads`` query heads, ``num_kv_heads`` key/value heads; query head ``h`` reads
+    key/value head ``h // (num_query_heads // num_kv_heads)``.
+
+    Parameters
+    ----------
+    query_kernel : array_like, shape (d_model, num_query_heads, head_dim)
+    key_kernel, value_kernel : array_like, shape (d_model, num_kv_heads, head_dim)
+    output_kernel : array_like, shape (num_query_heads, head_dim, d_model)
+        The shapes of ``keras.layers.GroupQueryAttention``'s kernels.
+    query_bias : array_like, shape (num_query_heads, head_dim), optional
+    key_bias, value_bias : array_like, shape (num_kv_heads, head_dim), optional
+    output_bias : array_like, shape (d_model,), optional
+        ``None``: no bias.
+
+    Raises
+    ------
+    TypeError
+        If a weight is not a real array.
+    ValueError
+        If a weight has the wrong shape or is not finite, or ``num_kv_heads`` does not
+        divide ``num_query_heads``.
+
+    Notes
+    -----
+    Ainslie et al. (2023), section 2.2; Shazeer (2019) for one key/value head. Taught in
+    chapter 10; chapter 9 uses it with ``num_kv_heads == num_query_heads``.
+
+    Examples
+    --------
+    >>> attention = GroupedQueryAttention.random(8, 4, 2, rng=np.random.default_rng(0))
+    >>> out, weights = attention(np.ones((3, 5, 8)))
+    >>> out.shape, weights.shape
+    ((3, 5, 8), (3, 4, 5, 5))
+    >>> attention.count_params()  # query 72 + key 36 + value 36 + output 72
+    216
+    """
+
+    def __init__(self, query_kernel, key_kernel, value_kernel, output_kernel,
+                 query_bias=None, key_bias=None, value_bias=None, output_bias=None):
+        query_kernel = _checks.float_array(query_kernel, "query_kernel", ndim=3,
+                                           axes="(d_model, num_query_heads, head_dim)")
+        d_model, num_query_heads, head_dim = query_kernel.shape
+        num_kv_heads = _checks.float_array(key_kernel, "key_kernel", ndim=3,
+                                           axes="(d_model, num_kv_heads, head_dim)").shape[1]
+        if num_query_heads % num_kv_heads:
+            raise ValueError(f"num_kv_heads={num_kv_heads} (key_kernel's axis 1) must divide "
+                             f"num_query_heads={num_query_heads} (query_kernel's axis 1)")
+        kv_shape, kv_bias = (d_model, num_kv_heads, head_dim), (num_kv_heads, head_dim)
+        self.query_kernel = query_kernel
+        self.key_kernel = _weight(key_kernel, "key_kernel", kv_shape)
+        self.value_kernel = _weight(value_kernel, "value_kernel", kv_shape)
+        self.output_kernel = _weight(output_kernel, "output_kernel",
+                                     (num_query_heads, head_dim, d_model))
+        biases = {"query_bias": (query_bias, (num_query_heads, head_dim)),
+                  "key_bias": (key_bias, kv_bias), "value_bias": (value_bias, kv_bias),
+                  "output_bias": (output_bias, (d_model,))}
+        for name, (bias, shape) in biases.items():
+            setattr(self, name, None if bias is None else _weight(bias, name, shape))
+
+    @classmethod
+    def random(cls, d_model: int, num_query_heads: int, num_kv_heads: int, *,
+               rng: np.random.Generator) -> GroupedQueryAttention:
+        """Glorot-uniform kernels and zero biases, as Keras initialises them, with
+        ``head_dim = d_model // num_query_heads``.
+
+        Raises
+        ------
+        TypeError
+            If a size is not an integer or ``rng`` is not a ``numpy.random.Generator``.
+        ValueError
+            If a size is below 1, ``num_query_heads`` does not divide ``d_model`` or
+            ``num_kv_heads`` does not divide ``num_query_heads``.
+        """
+        head_dim, rng = _checks.key_dim(d_model, num_query_heads), _checks.generator(rng)
+        kv = _checks.positive_int(num_kv_heads, "num_kv_heads")
+        kernels = [glorot_uniform(rng, (d_model, num_query_heads, head_dim), d_model),
+                   glorot_uniform(rng, (d_model, kv, head_dim), d_model),
+                   glorot_uniform(rng, (d_model, kv, head_dim), d_model),
+                   glorot_uniform(rng, (num_query_heads, head_dim, d_model), d_model)]
+        biases = [np.zeros((num_query_heads, head_dim)), np.zeros((kv, head_dim)),
+                  np.zeros((kv, head_dim)), np.zeros(d_model)]
+        return cls(*kernels, *biases)
+
+    @classmethod
+    def from_keras(cls, layer) -> GroupedQueryAttention:
+        """Copy the weights of a built ``keras.layers.GroupQueryAttention``.
+
+        Raises
+        ------
+        ValueError
+            If the layer has no weights yet or they are not named query/key/value/output.
+        """
+        return cls(**keras_attention_weights(layer))
+
+    @property
+    def d_model(self) -> int:
+        return self.query_kernel.shape[0]
+
+    @property
+    def num_query_heads(self) -> int:
+        return self.query_kernel.shape[1]
+
+    @property
+    def num_kv_heads(self) -> int:
+        return self.key_kernel.shape[1]
+
+    @property
+    def head_dim(self) -> int:
+        return self.query_kernel.shape[2]
+
+    def count_params(self) -> int:
+        """The number of weights, as Keras's ``count_params()`` counts them."""
+        weights = (self.query_kernel, self.key_kernel, self.value_kernel, self.output_kernel,
+                   self.query_bias, self.key_bias, self.value_bias, self.output_bias)
+        return int(sum(w.size for w in weights if w is not None))
+
+    def keys_values(self, x) -> tuple[np.ndarray, np.ndarray]:
+        """The keys and values of ``x`` (batch, n, d_model): two (batch, num_kv_heads, n,
+        head_dim) arrays, what a :class:`KVCache` stores."""
+        return (project_heads(x, self.key_kernel, self.key_bias),
+                project_heads(x, self.value_kernel, self.value_bias))
+
+    def __call__(self, x, mask=None, *, cache: KVCache | None = None, layer: int = 0):
+        """Self-attention of ``x``, attending also to the cached keys and values.
+
+        Parameters
+        ----------
+        x : numpy.ndarray, shape (batch, n, d_model)
+            The new positions (all positions when there is no cache).
+        mask : numpy.ndarray of bool, shape (n, n_k), optional
+            Which keys each new position sees (:func:`visible_keys`); ``n_k`` counts the
+            cached positions and the new ones. ``None``: all of them.
+        cache : KVCache, optional
+            Stores this call's keys and values and hands back the earlier ones.
+        layer : int, default 0
+            Which layer's entries of ``cache`` to use.
+
+        Returns
+        -------
+        output : numpy.ndarray, shape (batch, n, d_model)
+        weights : numpy.ndarray, shape (batch, num_query_heads, n, n_k)
+        """
+        keys, values = self.keys_values(x)
+        if cache is not None:
+            keys, values = cache.update(layer, keys, values)
+        query = project_heads(x, self.query_kernel, self.query_bias)
+        heads_out, weights = grouped_query_attention(query, keys, values, mask)
+        return combine_heads(heads_out, self.output_kernel, self.output_bias), weights
+
+
+class KVCache:
+    """The keys and values of the positions generated so far, for every layer.
+
+    A new position's query must be compared with the keys of all earlier positions and mix
+    their values; those do not change once computed (causal attention), so they are kept
+    here instead of recomputed. Layer ``l`` holds ``keys(l)`` and ``values(l)``, each of
+    shape (batch, num_kv_heads, stored, head_dim).
+
+    Parameters
+    ----------
+    num_layers : int
+        Number of layers of the model, at least 1.
+    max_entries : int, optional
+        ``None`` (default): keep every position (``stored`` = positions seen). An integer
+        ``w``: a ring buffer of ``w`` slots per layer; position ``p`` is written to slot
+        ``p % w``, overwriting position ``p - w``. Enough for a model whose attention window
+        is at most ``w``.
+
+    Attributes
+    ----------
+    length : int
+        Positions seen so far (0 for a new cache).
+
+    Raises
+    ------
+    TypeError
+        If ``num_layers`` or ``max_entries`` is not an integer.
+    ValueError
+        If either is below 1.
+
+    Notes
+    -----
+    Caching keys and values in incremental decoding: Pope et al. (2022), "Efficiently
+    Scaling Transformer Inference", section 2. The ring buffer of a sliding-window model:
+    Jiang et al. (2023), "Mistral 7B", section 2 ("rolling buffer cache"). Taught in
+    chapters 9 and 10.
+
+    Examples
+    --------
+    >>> cache = KVCache(num_layers=1, max_entries=3)
+    >>> for p in range(5):
+    ...     entry = np.full((1, 1, 1, 2), float(p))   # (batch, num_kv_heads, n, head_dim)
+    ...     _ = cache.update(0, entry, entry)
+    >>> cache.keys(0)[0, 0, :, 0], cache.positions()  # the last three, oldest first
+    (array([2., 3., 4.]), array([2, 3, 4]))
+    """
+
+    def __init__(self, num_layers: int, *, max_entries: int | None = None):
+        self.num_layers = _checks.positive_int(num_layers, "num_layers")
+        self.max_entries = (None if max_entries is None
+                            else _checks.positive_int(max_entries, "max_entries"))
+        self._keys: list = [None] * self.num_layers
+        self._values: list = [None] * self.num_layers
+        self._seen = [0] * self.num_layers
+
+    @property
+    def length(self) -> int:
+        return self._seen[-1]
+
+    def _layer(self, layer) -> int:
+        return _checks.integer(layer, "layer", low=0, high=self.num_layers - 1)
+
+    def _stored(self, layer: int) -> int:
+        return min(self._seen[layer], self.max_entries or self._seen[layer])
+
+    def _order(self, layer: int) -> np.ndarray:
+        """Slots of the stored positions, oldest first."""
+        stored, seen = self._stored(layer), self._seen[layer]
+        if self.max_entries is None:
+            return np.arange(stored)
+        return np.arange(seen - stored, seen) % self.max_entries
+
+    def keys(self, layer: int) -> np.ndarray:
+        """Stored keys of ``layer``, oldest first: (batch, num_kv_heads, stored, head_dim)."""
+        layer = self._layer(layer)
+        if self._keys[layer] is None:
+            raise ValueError(f"layer {layer} of the cache is empty")
+        return self._keys[layer][..., self._order(layer), :]
+
+    def values(self, layer: int) -> np.ndarray:
+        """Stored values of ``layer``, oldest first: (batch, num_kv_heads, stored,
+        value_dim)."""
+        layer = self._layer(layer)
+        if self._values[layer] is None:
+            raise ValueError(f"layer {layer} of the cache is empty")
+        return self._values[layer][..., self._order(layer), :]
+
+    def positions(self, new: int = 0) -> np.ndarray:
+        """Positions of the stored entries (oldest first), followed by ``new`` positions
+        still to come: the key positions a call with ``new`` tokens attends to."""
+        seen = self.length
+        stored = min(seen, self.max_entries or seen)
+        return np.arange(seen - stored, seen + _checks.integer(new, "new", low=0))
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held by all layers' key and value arrays."""
+        return int(sum(a.nbytes for a in (*self._keys, *self._values) if a is not None))
+
+    def update(self, layer: int, keys, values) -> tuple[np.ndarray, np.ndarray]:
+        """Add the new positions' keys and values to ``layer``; return all that they see.
+
+        Parameters
+        ----------
+        layer : int
+        keys : numpy.ndarray, shape (batch, num_kv_heads, n, head_dim)
+        values : numpy.ndarray, shape (batch, num_kv_heads, n, value_dim)
+            The entries of the ``n`` new positions.
+
+        Returns
+        -------
+        keys, values : numpy.ndarray, shapes (batch, num_kv_heads, stored + n, ...)
+            The entries stored before this call (oldest first) followed by the new ones:
+            the keys and values the new positions attend to, at :meth:`positions`.
+
+        Raises
+        ------
+        ValueError
+            If the arrays do not have 4 axes, disagree with each other or with what the
+            layer stored before.
+        """
+        layer = self._layer(layer)
+        keys = _checks.float_array(keys, "keys", ndim=4,
+                                   axes="(batch, num_kv_heads, n, head_dim)")
+        values = _checks.float_array(values, "values", ndim=4,
+                                     axes="(batch, num_kv_heads, n, value_dim)")
+        if keys.shape[:3] != values.shape[:3]:
+            raise ValueError(f"keys {keys.shape} and values {values.shape} must agree on "
+                             "(batch, num_kv_heads, n)")
+        if self._keys[layer] is not None:
+            keys = np.concatenate([self.keys(layer), keys], axis=-2)
+            values = np.concatenate([self.values(layer), values], axis=-2)
+        self._store(layer, keys, values)
+        return keys, values
+
+    def _store(self, layer: int, keys: np.ndarray, values: np.ndarray) -> None:
+        """Keep ``keys``/``values`` (every stored position plus the new ones) for ``layer``."""
+        new = keys.shape[-2] - self._stored(layer)
+        self._seen[layer] += new
+        if self.max_entries is None:
+            self._keys[layer], self._values[layer] = keys, values
+            return
+        slots = np.arange(self._seen[layer] - keys.shape[-2], self._seen[layer])
+        keep = slots >= self._seen[layer] - self.max_entries    # only the last max_entries
+        for store, arr in ((self._keys, keys), (self._values, values)):
+            if store[layer] is None:
+                store[layer] = np.zeros((*arr.shape[:2], self.max_entries, arr.shape[3]),
+                                        arr.dtype)
+            store[layer][..., slots[keep] % self.max_entries, :] = arr[..., keep, :]
+
+
+class DecoderOnlyLayer(_TransformerLayer):
+    """One pre-LN decoder-only layer: causal self-attention, then the feed-forward network.
+
+    ::
+
+        x = x + SelfAttention(LN1(x))
+        x = x + FFN(LN2(x))
+
+    There is no cross-attention: the sequence attends only to itself. Pre-LN, as in GPT-2
+    and today's language models; the model adds the final layer norm.
+
+    Parameters
+    ----------
+    self_attention : GroupedQueryAttention
+    feed_forward : helpers.transformer.FeedForward
+    self_attention_norm, feed_forward_norm : helpers.transformer.LayerNormalization
+
+    Raises
+    ------
+    TypeError
+        If a sublayer is not of the class above.
+    ValueError
+        If the sublayers disagree on d_model.
+
+    Notes
+    -----
+    Radford et al. (2019), section 2.3 (GPT-2's layer); Xiong et al. (2020) for pre-LN.
+    Taught in chapter 9; the Keras twin is ``helpers.keras_decoder_only.DecoderOnlyLayer``.
+    """
+
+    _PARTS = (("self_attention", GroupedQueryAttention), ("feed_forward", FeedForward),
+              ("self_attention_norm", LayerNormalization),
+              ("feed_forward_norm", LayerNormalization))
+
+    def __init__(self, self_attention, feed_forward, self_attention_norm, feed_forward_norm):
+        super().__init__({"self_attention": self_attention, "feed_forward": feed_forward,
+                          "self_attention_norm": self_attention_norm,
+                          "feed_forward_norm": feed_forward_norm}, norm_first=True)
+
+    @classmethod
+    def from_keras(cls, layer) -> DecoderOnlyLayer:
+        """Copy a built ``helpers.keras_decoder_only.DecoderOnlyLayer``."""
+        _built(layer, "DecoderOnlyLayer")
+        return cls(GroupedQueryAttention.from_keras(layer.self_attention),
+                   FeedForward.from_keras(layer.ffn_1, layer.ffn_2),
+                   LayerNormalization.from_keras(layer.self_attention_norm),
+                   LayerNormalization.from_keras(layer.feed_forward_norm))
+
+    def __call__(self, x, mask=None, *, cache: KVCache | None = None, layer: int = 0):
+        """``(output, weights)`` of the new positions ``x`` (batch, n, d_model); ``mask``,
+        ``cache`` and ``layer`` as in :meth:`GroupedQueryAttention.__call__`."""
+        x, weights = self._residual(x, self.self_attention_norm,
+                                    lambda h: self.self_attention(h, mask, cache=cache,
+                                                                  layer=layer))
+        return self._feed_forward_block(x), weights
+
+
+class DecoderOnlyTransformer:
+    """A decoder-only Transformer language model over token ids (NumPy, inference only).
+
+    ids → embedding × sqrt(d_model) + PE → ``num_layers`` × :class:`DecoderOnlyLayer` →
+    final layer norm → logits.
+
+    Parameters
+    ----------
+    embedding : array_like, shape (vocab, d_model)
+        One vector per token id.
+    layers : sequence of DecoderOnlyLayer
+        At least one, all of width d_model.
+    final_norm : helpers.transformer.LayerNormalization
+    output_kernel : array_like, shape (d_model, vocab)
+    output_bias : array_like, shape (vocab,)
+    max_length : int
+        Longest sequence (rows of the positional-encoding table).
+    window : int, optional
+        Sliding-window attention in every layer: a position sees itself and the
+        ``window - 1`` before it. ``None``: every earlier position.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If a part has the wrong type or shape, or the sizes disagree.
+
+    Notes
+    -----
+    The GPT design (Radford et al. 2019) with the sinusoidal encoding and the embedding
+    scale of Vaswani et al. (2017), sections 3.4-3.5, and grouped-query attention (Ainslie
+    et al. 2023). Taught in chapters 9 and 10.
+
+    Examples
+    --------
+    >>> model = DecoderOnlyTransformer.random(12, d_model=8, num_query_heads=2,
+    ...                                       num_kv_heads=1, d_ff=16, num_layers=2,
+    ...                                       max_length=10, rng=np.random.default_rng(0))
+    >>> model(np.array([[3, 4, 5]])).shape      # logits (batch, n, vocab)
+    (1, 3, 12)
+    >>> model.kv_cache_bytes_per_token()         # 2 x 2 layers x 1 head x 4 x 4 bytes
+    64
+    """
+
+    def __init__(self, embedding, layers, final_norm, output_kernel, output_bias, *,
+                 max_length: int, window: int | None = None):
+        self.embedding = _checks.float_array(embedding, "embedding", ndim=2,
+                                             axes="(vocab, d_model)")
+        vocab, d_model = self.embedding.shape
+        self.layers = list(layers)
+        if not self.layers or not all(isinstance(x, DecoderOnlyLayer) for x in self.layers):
+            raise TypeError("layers must be a non-empty sequence of DecoderOnlyLayer; got "
+                            f"{[type(x).__name__ for x in self.layers]}")
+        if not isinstance(final_norm, LayerNormalization):
+            raise TypeError(f"final_norm must be a LayerNormalization; got "
+                            f"{type(final_norm).__name__}")
+        widths = {layer.d_model for layer in self.layers} | {final_norm.d_model}
+        if widths != {d_model}:
+            raise ValueError(f"every part must have d_model={d_model} (embedding's axis 1); "
+                             f"got {sorted(widths)}")
+        self.final_norm = final_norm
+        self.output_kernel = _weight(output_kernel, "output_kernel", (d_model, vocab))
+        self.output_bias = _weight(output_bias, "output_bias", (vocab,))
+        self.max_length = _checks.positive_int(max_length, "max_length")
+        self.window = None if window is None else _checks.positive_int(window, "window")
+        self._table = positional_encoding(self.max_length, d_model).astype(
+            self.embedding.dtype)
+
+    @classmethod
+    def random(cls, vocab_size: int, *, d_model: int, num_query_heads: int, num_kv_heads: int,
+               d_ff: int, num_layers: int, max_length: int, rng: np.random.Generator,
+               window: int | None = None, dtype=np.float32) -> DecoderOnlyTransformer:
+        """Random weights as Keras initialises them (uniform embedding in [-0.05, 0.05],
+        Glorot-uniform kernels, zero biases, gamma 1, beta 0), cast to ``dtype``.
+
+        Raises
+        ------
+        TypeError, ValueError
+            If a size is not a positive integer or the head counts do not divide.
+        """
+        rng = _checks.generator(rng)
+        vocab = _checks.integer(vocab_size, "vocab_size", low=2)
+        layers = [DecoderOnlyLayer(
+            GroupedQueryAttention.random(d_model, num_query_heads, num_kv_heads, rng=rng),
+            FeedForward.random(d_model, d_ff, rng=rng),
+            LayerNormalization.initial(d_model), LayerNormalization.initial(d_model))
+            for _ in range(_checks.positive_int(num_layers, "num_layers"))]
+        model = cls(rng.uniform(-0.05, 0.05, (vocab, d_model)), layers,
+                    LayerNormalization.initial(d_model),
+                    glorot_uniform(rng, (d_model, vocab), d_model), np.zeros(vocab),
+                    max_length=max_length, window=window)
+        return model.astype(dtype)
+
+    @classmethod
+    def from_keras(cls, model) -> DecoderOnlyTransformer:
+        """Copy a model made by ``helpers.keras_decoder_only.build_decoder_only``.
+
+        Raises
+        ------
+        ValueError
+            If the model lacks the named layers of that function (``decoder_tokens``,
+            ``decoder_positions``, ``decoder_layer_0``…, ``final_norm``, ``logits``).
+        """
+        names = {layer.name for layer in getattr(model, "layers", [])}
+        missing = {"decoder_embedding", "final_norm", "logits"} - names
+        if missing:
+            raise ValueError("model must come from helpers.keras_decoder_only."
+                             f"build_decoder_only; it lacks the layers {sorted(missing)}")
+        embed = model.get_layer("decoder_embedding")
+        keras_layers = sorted((x for x in model.layers if x.name.startswith("decoder_layer_")),
+                              key=lambda x: int(x.name.rsplit("_", 1)[1]))
+        logits = model.get_layer("logits")
+        return cls(np.asarray(embed.get_layer("decoder_tokens").embeddings),
+                   [DecoderOnlyLayer.from_keras(x) for x in keras_layers],
+                   LayerNormalization.from_keras(model.get_layer("final_norm")),
+                   np.asarray(logits.kernel), np.asarray(logits.bias),
+                   max_length=embed.get_layer("decoder_positions").max_length,
+                   window=keras_layers[0].window)
+
+    def astype(self, dtype) -> DecoderOnlyTransformer:
+        """A copy with every weight cast to ``dtype`` (float32 halves the cache's bytes)."""
+        def cast(part):
+            copy = object.__new__(type(part))
+            for name, value in vars(part).items():
+                if isinstance(value, np.ndarray) and value.dtype.kind == "f":
+                    value = value.astype(dtype)
+                elif hasattr(value, "__dict__") and not isinstance(value, type):
+                    value = cast(value)
+                elif isinstance(value, list):
+                    value = [cast(v) for v in value]
+                setattr(copy, name, value)
+            return copy
+        return cast(self)
+
+    @property
+    def d_model(self) -> int:
+        return self.embedding.shape[1]
+
+    @property
+    def vocab_size(self) -> int:
+        return self.embedding.shape[0]
+
+    def count_params(self) -> int:
+        """The number of weights, as Keras's ``count_params()`` counts them."""
+        return int(self.embedding.size + sum(x.count_params() for x in self.layers)
+                   + self.final_norm.count_params() + self.output_kernel.size
+                   + self.output_bias.size)
+
+    def kv_cache_bytes_per_token(self) -> int:
+        """What one more position adds to a full :class:`KVCache`: ``2 (keys and values) x
+        num_layers x num_kv_heads x head_dim x bytes per number``."""
+        attention = self.layers[0].self_attention
+        return (2 * len(self.layers) * attention.num_kv_heads * attention.head_dim
+                * self.embedding.dtype.itemsize)
+
+    def new_cache(self, *, ring: bool = False) -> KVCache:
+        """An empty :class:`KVCache` for this model; ``ring=True`` keeps only ``window``
+        entries per layer (the model must have a window)."""
+        if ring and self.window is None:
+            raise ValueError("ring=True needs a model with a sliding window; window is None")
+        return KVCache(len(self.layers), max_entries=self.window if ring else None)
+
+    def __call__(self, ids, *, cache: KVCache | None = None,
+                 return_attention_scores: bool = False):
+        """Logits for every new position.
+
+        Parameters
+        ----------
+        ids : array_like of int, shape (batch, n)
+            Token ids in ``0 .. vocab - 1``: the whole sequence, or (with ``cache``) only
+            the positions after the cached ones.
+        cache : KVCache, optional
+            Holds the keys and values of earlier positions; this call adds its own.
+        return_attention_scores : bool, default False
+            Also return each layer's attention weights.
+
+        Returns
+        -------
+        logits : numpy.ndarray, shape (batch, n, vocab)
+            The dtype of the weights. Row ``t`` scores the token after position ``t``.
+        weights : list of numpy.ndarray, shape (batch, num_query_heads, n, n_k)
+            Only with ``return_attention_scores=True``; one per layer.
+
+        Raises
+        ------
+        TypeError
+            If ``ids`` is not an integer array.
+        ValueError
+            If ``ids`` is not 2-D, an id is outside the vocabulary, or the sequence grows
+            past ``max_length``.
+        """
+        ids = _checks.int_array(ids, "ids", ndim=2, low=0, high=self.vocab_size - 1)
+        start = 0 if cache is None else cache.length
+        positions = start + np.arange(ids.shape[1])
+        if positions[-1] >= self.max_length:
+            raise ValueError(f"position {positions[-1]} is past max_length={self.max_length}")
+        key_positions = positions if cache is None else cache.positions(new=len(positions))
+        mask = visible_keys(positions, key_positions, self.window)
+        x = self.embedding[ids] * self.embedding.dtype.type(np.sqrt(self.d_model))
+        x = x + self._table[positions]
+        all_weights = []
+        for index, layer in enumerate(self.layers):
+            x, weights = layer(x, mask, cache=cache, layer=index)
+            all_weights.append(weights)
+        logits = self.final_norm(x) @ self.output_kernel + self.output_bias
+        return (logits, all_weights) if return_attention_scores else logits
+
+
+def greedy_generate(model: DecoderOnlyTransformer, prompt_ids, steps: int, *,
+                    cache: KVCache | None = None):
+    """Greedy autoregressive generation: append the most likely token ``steps`` times.
+
+    Without ``cache`` every step runs the model on the whole sequence so far and keeps only
+    the last position's logits. With a (new, empty) ``cache`` the first step runs the prompt
+    once and fills the cache (the "prefill"); every later step runs only the one new token.
+
+    Parameters
+    ----------
+    model : DecoderOnlyTransformer
+    prompt_ids : array_like of int, shape (batch, n_prompt)
+        Every row the same length (pad on the left if needed).
+    steps : int
+        Tokens to generate, at least 1.
+    cache : KVCache, optional
+        An empty cache from ``model.new_cache()``; ``None``: no cache.
+
+    Returns
+    -------
+    ids : numpy.ndarray, shape (batch, steps), int64
+        The generated tokens (the prompt not included).
+    logits : numpy.ndarray, shape (batch, steps, vocab)
+        The logits each token was chosen from.
+
+    Raises
+    ------
+    TypeError
+        If ``model`` or ``cache`` has the wrong type.
+    ValueError
+        If ``cache`` is not empty, ``steps`` < 1, or the sequence would pass
+        ``max_length``.
+
+    Notes
+    -----
+    Taught in chapter 9, which checks that both ways give the same logits and tokens.
+    """
+    if not isinstance(model, DecoderOnlyTransformer):
+        raise TypeError(f"model must be a DecoderOnlyTransformer; got {type(model).__name__}")
+    if cache is not None and (not isinstance(cache, KVCache) or cache.length):
+        raise ValueError("cache must be an empty KVCache (model.new_cache()); got "
+                         f"{type(cache).__name__} with length {getattr(cache, 'length', '?')}")
+    ids = _checks.int_array(prompt_ids, "prompt_ids", ndim=2, low=0)
+    steps = _checks.positive_int(steps, "steps")
+    new, chosen, step_logits = ids, [], []
+    for _ in range(steps):
+        if cache is None:
+            logits = model(ids)[:, -1]
+        else:
+            logits = model(new, cache=cache)[:, -1]
+        new = logits.argmax(axis=-1)[:, None]
+        ids = np.concatenate([ids, new], axis=1)
+        chosen.append(new[:, 0])
+        step_logits.append(logits)
+    return np.stack(chosen, axis=1).astype(np.int64), np.stack(step_logits, axis=1)

@@ -1,0 +1,121 @@
+"""Unit tests of helpers.decoder_only: the KV cache, cached generation, bad input."""
+
+import numpy as np
+import pytest
+
+from helpers.attention import causal_mask, sliding_window_mask
+from helpers.decoder_only import (
+    DecoderOnlyTransformer,
+    GroupedQueryAttention,
+    KVCache,
+    greedy_generate,
+    visible_keys,
+)
+
+
+def model(num_kv_heads=2, window=None, dtype=np.float64, seed=0):
+    return DecoderOnlyTransformer.random(
+        11, d_model=8, num_query_heads=4, num_kv_heads=num_kv_heads, d_ff=16, num_layers=2,
+        max_length=40, window=window, rng=np.random.default_rng(seed), dtype=dtype)
+
+
+def prompt(n=5, batch=3, seed=1):
+    return np.random.default_rng(seed).integers(0, 11, size=(batch, n))
+
+
+def test_visible_keys_from_position_zero_are_the_course_masks():
+    positions = np.arange(6)
+    assert np.array_equal(visible_keys(positions, positions), causal_mask(6))
+    assert np.array_equal(visible_keys(positions, positions, 3), sliding_window_mask(6, 3))
+
+
+def test_visible_keys_of_new_positions_are_the_last_rows_of_the_full_mask():
+    full = sliding_window_mask(9, 4)
+    assert np.array_equal(visible_keys([6, 7, 8], np.arange(9), 4), full[6:])
+
+
+@pytest.mark.parametrize("num_kv_heads, window", [(4, None), (2, None), (1, None), (2, 3)])
+def test_cached_generation_gives_the_logits_and_tokens_of_recomputation(num_kv_heads, window):
+    m = model(num_kv_heads, window)
+    ids, logits = greedy_generate(m, prompt(), 12)
+    cached_ids, cached_logits = greedy_generate(m, prompt(), 12, cache=m.new_cache())
+    assert np.array_equal(ids, cached_ids)
+    assert np.abs(logits - cached_logits).max() < 1e-10
+
+
+def test_a_ring_buffer_of_window_entries_gives_the_full_cache_outputs():
+    m = model(2, window=3)
+    ids, logits = greedy_generate(m, prompt(n=6), 10, cache=m.new_cache())
+    ring = m.new_cache(ring=True)
+    ring_ids, ring_logits = greedy_generate(m, prompt(n=6), 10, cache=ring)
+    assert np.array_equal(ids, ring_ids) and np.allclose(logits, ring_logits, atol=1e-12)
+    assert ring.keys(0).shape[-2] == 3 and ring.positions().tolist() == [12, 13, 14]  # 6 + 9 fed in
+
+
+def test_without_a_window_the_ring_buffer_would_change_the_outputs():
+    m = model(2)
+    ids, logits = greedy_generate(m, prompt(n=6), 6, cache=m.new_cache())
+    short = KVCache(2, max_entries=3)
+    _, short_logits = greedy_generate(m, prompt(n=6), 6, cache=short)
+    assert not np.allclose(logits[:, 1:], short_logits[:, 1:])
+
+
+def test_full_cache_bytes_grow_by_the_formula_per_token():
+    m = model(2, dtype=np.float32)
+    cache = m.new_cache()
+    greedy_generate(m, prompt(n=7), 5, cache=cache)
+    per_token = 2 * 2 * 2 * 2 * 4        # keys and values x layers x kv heads x head_dim x 4
+    assert m.kv_cache_bytes_per_token() == per_token
+    assert cache.length == 7 + 4 and cache.nbytes == 3 * cache.length * per_token  # batch 3
+    assert cache.keys(1).shape == (3, 2, 11, 2) and cache.keys(1).dtype == np.float32
+
+
+def test_the_cache_holds_the_keys_recomputation_would_make():
+    m = model(1)
+    ids = prompt(n=8)
+    cache = m.new_cache()
+    m(ids[:, :5], cache=cache)
+    m(ids[:, 5:], cache=cache)
+    x = m.embedding[ids] * np.sqrt(m.d_model) + m._table[:8]
+    layer = m.layers[0]
+    keys, values = layer.self_attention.keys_values(layer.self_attention_norm(x))
+    assert np.allclose(cache.keys(0), keys) and np.allclose(cache.values(0), values)
+
+
+def test_model_counts_params_and_rejects_bad_input():
+    m = model(2)
+    attention = 8 * 4 * 2 + 4 * 2 + 2 * (8 * 2 * 2 + 2 * 2) + 4 * 2 * 8 + 8
+    layer = attention + (8 * 16 + 16 + 16 * 8 + 8) + 2 * 16
+    assert m.count_params() == 11 * 8 + 2 * layer + 16 + 8 * 11 + 11
+    with pytest.raises(ValueError, match="ids"):
+        m(np.array([[1, 11]]))
+    with pytest.raises(ValueError, match="max_length=40"):
+        m(np.zeros((1, 41), int))
+    with pytest.raises(ValueError, match="empty KVCache"):
+        cache = m.new_cache()
+        m(prompt(), cache=cache)
+        greedy_generate(m, prompt(), 2, cache=cache)
+    with pytest.raises(ValueError, match="window is None"):
+        m.new_cache(ring=True)
+
+
+def test_grouped_query_attention_layer_rejects_kernels_that_do_not_fit():
+    rng = np.random.default_rng(0)
+    with pytest.raises(ValueError, match="must divide num_query_heads=4"):
+        GroupedQueryAttention(rng.normal(size=(8, 4, 2)), rng.normal(size=(8, 3, 2)),
+                              rng.normal(size=(8, 3, 2)), rng.normal(size=(4, 2, 8)))
+    with pytest.raises(ValueError, match="value_kernel must have shape"):
+        GroupedQueryAttention(rng.normal(size=(8, 4, 2)), rng.normal(size=(8, 2, 2)),
+                              rng.normal(size=(8, 1, 2)), rng.normal(size=(4, 2, 8)))
+
+
+def test_kv_cache_rejects_bad_updates():
+    cache = KVCache(2)
+    with pytest.raises(ValueError, match="layer"):
+        cache.update(2, np.ones((1, 1, 1, 2)), np.ones((1, 1, 1, 2)))
+    with pytest.raises(ValueError, match="must agree"):
+        cache.update(0, np.ones((1, 1, 2, 2)), np.ones((1, 1, 1, 2)))
+    with pytest.raises(ValueError, match="empty"):
+        cache.keys(1)
+    with pytest.raises(ValueError, match="max_entries"):
+        KVCache(1, max_entries=0)

@@ -1,0 +1,85 @@
+"""helpers.keras_decoder_only gives the numbers of helpers.decoder_only with copied weights.
+
+Float32, ``atol=1e-5``, every Keras weight moved away from its initial value.
+"""
+
+import numpy as np
+import pytest
+
+from helpers._tensorflow import keras
+from helpers.attention import sliding_window_mask
+from helpers.decoder_only import DecoderOnlyTransformer, greedy_generate
+from helpers.keras_decoder_only import DecoderOnlyLayer, build_decoder_only
+
+ATOL = 1e-5
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _seed_keras():
+    keras.utils.set_random_seed(0)
+
+
+def trained_looking(num_kv_heads, window, seed=0):
+    model = build_decoder_only(13, d_model=16, num_query_heads=4, num_kv_heads=num_kv_heads,
+                               d_ff=24, num_layers=2, max_length=20, window=window)
+    rng = np.random.default_rng(seed)
+    for variable in model.weights:
+        variable.assign(variable + rng.normal(scale=0.2, size=variable.shape).astype("float32"))
+    return model
+
+
+@pytest.mark.parametrize("num_kv_heads", [4, 2, 1], ids=["MHA", "GQA", "MQA"])
+@pytest.mark.parametrize("window", [None, 3], ids=["causal", "window3"])
+def test_numpy_model_gives_the_keras_logits(num_kv_heads, window):
+    model = trained_looking(num_kv_heads, window)
+    ids = np.random.default_rng(1).integers(0, 13, size=(3, 9)).astype("int32")
+    twin = DecoderOnlyTransformer.from_keras(model)
+    assert twin.count_params() == model.count_params()
+    assert twin.window == window and twin.layers[0].self_attention.num_kv_heads == num_kv_heads
+    assert np.abs(twin(ids) - np.asarray(model(ids))).max() < ATOL
+
+
+@pytest.mark.parametrize("num_kv_heads", [4, 1])
+def test_keras_attention_weights_match_numpy_weights(num_kv_heads):
+    model = trained_looking(num_kv_heads, window=4)
+    ids = np.random.default_rng(2).integers(0, 13, size=(2, 8)).astype("int32")
+    layer = model.get_layer("decoder_layer_0")
+    x = model.get_layer("decoder_embedding")(ids)
+    _, keras_weights = layer(x, return_attention_scores=True)
+    _, numpy_weights = DecoderOnlyTransformer.from_keras(model)(ids, return_attention_scores=True)
+    assert np.abs(np.asarray(keras_weights) - numpy_weights[0]).max() < ATOL
+    assert np.all(numpy_weights[0][..., ~sliding_window_mask(8, 4)] == 0)
+
+
+def test_the_window_mask_is_that_of_keras_sliding_window():
+    if "sliding_window" not in keras.layers.GroupQueryAttention.__init__.__code__.co_varnames:
+        pytest.fail("the pinned Keras must have GroupQueryAttention(sliding_window=...)")
+    attention = keras.layers.GroupQueryAttention(head_dim=2, num_query_heads=2,
+                                                 num_key_value_heads=1, sliding_window=3)
+    x = np.random.default_rng(3).normal(size=(1, 7, 4)).astype("float32")
+    _, scores = attention(x, x, use_causal_mask=True, return_attention_scores=True)
+    assert np.array_equal(np.asarray(scores)[0, 0] > 0, sliding_window_mask(7, 3))
+
+
+def test_cached_numpy_generation_agrees_with_keras_recomputation():
+    model = trained_looking(2, None, seed=4)
+    twin = DecoderOnlyTransformer.from_keras(model)
+    ids = np.random.default_rng(5).integers(0, 13, size=(4, 5)).astype("int32")
+    generated, logits = greedy_generate(twin, ids, 6, cache=twin.new_cache())
+    sequence = np.concatenate([ids, generated], axis=1).astype("int32")
+    keras_logits = np.asarray(model(sequence[:, :-1]))[:, 4:]
+    assert np.abs(keras_logits - logits).max() < ATOL
+
+
+def test_layer_rejects_head_counts_that_do_not_divide_and_keeps_its_config():
+    with pytest.raises(ValueError, match="num_kv_heads=3 must divide num_query_heads=4"):
+        DecoderOnlyLayer(16, 4, 3, 32)
+    layer = DecoderOnlyLayer(16, 4, 2, 32, window=5)
+    clone = DecoderOnlyLayer.from_config(layer.get_config())
+    assert (clone.num_kv_heads, clone.window, clone.num_heads) == (2, 5, 4)
+
+
+def test_from_keras_rejects_another_model():
+    other = keras.Sequential([keras.Input((3,)), keras.layers.Dense(2)])
+    with pytest.raises(ValueError, match="build_decoder_only"):
+        DecoderOnlyTransformer.from_keras(other)
