@@ -11,7 +11,8 @@ import numpy as np
 from ._checks import int_array, integer
 
 __all__ = ["MAX_KOREAN_NUMBER", "KOREAN_NUMBER_SYLLABLES", "read_korean_number",
-           "reading_alignment", "number_reading_pairs", "CharVocabulary", "encode_reading_pairs"]
+           "reading_alignment", "number_reading_pairs", "CharVocabulary", "encode_reading_pairs",
+           "encode_reading_sequences"]
 
 # Sino-Korean numerals, read in groups of four digits (만, 억, 조). The course's standard form:
 # no spaces; a silent 일 before 십, 백, 천 and before 만 when the 만 group is exactly 1
@@ -394,3 +395,70 @@ def encode_reading_pairs(pairs, source_vocab: CharVocabulary, target_vocab: Char
     target = target_vocab.encode([reading for _, reading in pairs], start=True, end=True,
                                  length=target_length + 1)
     return source, target[:, :-1], target[:, 1:]
+
+
+def encode_reading_sequences(pairs, vocab: CharVocabulary, *, max_digits: int = 8,
+                             reading_length: int = 16):
+    """The arrays a decoder-only language model trains on: digits, a separator, the reading.
+
+    Each pair becomes one sequence ``<pad>… digits <s> reading </s> <pad>…``: the digits
+    right-aligned in ``max_digits`` positions (padded on the left, so that every prompt ends
+    at the same position), the start token ``<s>`` as the separator, then the reading and
+    its end token in ``reading_length`` positions. The model learns to predict each next
+    token; only the reading's tokens (and the end token) count in the loss.
+
+    Parameters
+    ----------
+    pairs : sequence of (str, str)
+        (digits, reading) pairs, as :func:`number_reading_pairs` returns them.
+    vocab : CharVocabulary
+        One vocabulary holding the digits and the syllables.
+    max_digits : int, default 8
+        Positions of the digits; the prompt is ``max_digits + 1`` tokens long.
+    reading_length : int, default 16
+        Positions of the reading plus its end token.
+
+    Returns
+    -------
+    inputs : numpy.ndarray, shape (batch, max_digits + reading_length), int32
+        The sequence without its last token: what the model is fed. Its first
+        ``max_digits + 1`` columns are the prompt (digits and separator).
+    targets : numpy.ndarray, shape (batch, max_digits + reading_length), int32
+        The sequence without its first token: the next token at every position.
+    weights : numpy.ndarray, shape (batch, max_digits + reading_length), float32
+        1 where the target is a token of the reading or its end token, else 0: the
+        ``sample_weight`` that puts the loss on the reading only.
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :meth:`CharVocabulary.encode` (a character outside the vocabulary, or digits or
+        a reading longer than their positions).
+
+    Notes
+    -----
+    Taught in chapter 9 (the reading task of chapter 6 for a decoder-only Transformer).
+
+    Examples
+    --------
+    >>> vocab = CharVocabulary("0123456789" + KOREAN_NUMBER_SYLLABLES)
+    >>> inputs, targets, weights = encode_reading_sequences([("10", "십")], vocab,
+    ...                                                     max_digits=3, reading_length=3)
+    >>> vocab.tokens[4], vocab.tokens[3], vocab.tokens[23]
+    ('1', '0', '십')
+    >>> inputs.tolist(), targets.tolist(), weights.tolist()
+    ([[0, 4, 3, 1, 23, 2]], [[4, 3, 1, 23, 2, 0]], [[0.0, 0.0, 0.0, 1.0, 1.0, 0.0]])
+    """
+    max_digits = integer(max_digits, "max_digits", low=1)
+    reading_length = integer(reading_length, "reading_length", low=1)
+    digits = vocab.encode([d for d, _ in pairs], length=max_digits)
+    lengths = (digits != vocab.pad_id).sum(axis=1)
+    prompts = np.zeros_like(digits)
+    for row, (ids, length) in enumerate(zip(digits, lengths)):
+        prompts[row, max_digits - length:] = ids[:length]          # right-align
+    readings = vocab.encode([r for _, r in pairs], end=True, length=reading_length)
+    separator = np.full((len(pairs), 1), vocab.start_id, np.int32)
+    sequences = np.concatenate([prompts, separator, readings], axis=1)
+    weights = np.zeros(sequences[:, 1:].shape, np.float32)
+    weights[:, max_digits:] = readings != vocab.pad_id
+    return sequences[:, :-1], sequences[:, 1:], weights

@@ -6,6 +6,8 @@ import pytest
 from helpers.korean_numbers import (
     KOREAN_NUMBER_SYLLABLES,
     MAX_KOREAN_NUMBER,
+    CharVocabulary,
+    encode_reading_sequences,
     number_reading_pairs,
     read_korean_number,
     reading_alignment,
@@ -201,3 +203,25 @@ def test_pairs_can_use_every_number():
 def test_pairs_reject_bad_arguments(kwargs, error):
     with pytest.raises(error):
         number_reading_pairs(**kwargs)
+
+
+def test_reading_sequences_put_prompts_at_one_length_and_the_loss_on_the_reading():
+    vocab = CharVocabulary("0123456789" + KOREAN_NUMBER_SYLLABLES)
+    pairs = [("7", "칠"), ("2026", "이천이십육"), ("77777777", read_korean_number(77777777))]
+    inputs, targets, weights = encode_reading_sequences(pairs, vocab)
+    assert inputs.shape == targets.shape == weights.shape == (3, 24)
+    assert np.array_equal(inputs[:, 1:], targets[:, :-1])
+    assert np.all(inputs[:, 8] == vocab.start_id)                  # every prompt: 9 tokens
+    assert np.all(inputs[:, 7] != vocab.pad_id)                    # digits end at 7
+    assert [vocab.decode(row[row != 0][None])[0] for row in inputs[:, :8]] == \
+        ["7", "2026", "77777777"]
+    for (_, reading), target, weight in zip(pairs, targets, weights):
+        counted = target[weight == 1]
+        assert vocab.decode(counted[None]) == [reading] and counted[-1] == vocab.end_id
+        assert weight.sum() == len(reading) + 1
+
+
+def test_reading_sequences_reject_a_number_longer_than_max_digits():
+    vocab = CharVocabulary("0123456789" + KOREAN_NUMBER_SYLLABLES)
+    with pytest.raises(ValueError, match="length"):
+        encode_reading_sequences([("123", "백이십삼")], vocab, max_digits=2)
