@@ -43,10 +43,24 @@ def course_texts():
         yield f"helpers/{path.name}", path.read_text(encoding="utf-8")
 
 
-def glossary_terms():
+def glossary_block() -> str:
     text = (ROOT / "glossary.md").read_text(encoding="utf-8")
-    block = re.search(r"```\{glossary\}\n(.*?)```", text, re.S).group(1)
+    return re.search(r"```\{glossary\}\n(.*?)```", text, re.S).group(1)
+
+
+def glossary_terms():
+    block = glossary_block()
     return {line.strip() for line in block.splitlines() if line and not line.startswith(" ")}
+
+
+def glossary_entries() -> list[str]:
+    """The first line (the Korean form) of each glossary entry, in the page's order."""
+    return [entry.splitlines()[0] for entry in glossary_block().strip("\n").split("\n\n")]
+
+
+def glossary_order(term: str) -> tuple[bool, str]:
+    """ㄱㄴㄷ order: Hangul by code point (initial, medial, final sound), then Latin A-Z."""
+    return term[0].isascii(), term.casefold()
 
 
 def test_the_terms_table_is_read():
@@ -109,3 +123,58 @@ def test_additive_attention_first_appears_with_its_other_name():
             assert mentions[0] == FIRST_ADDITIVE, f"{name} first says '{mentions[0]}'"
             assert mentions.count(FIRST_ADDITIVE) == 1, f"{name} repeats '{FIRST_ADDITIVE}'"
     assert seen >= 4
+
+
+def test_glossary_is_in_korean_alphabetical_order():
+    entries = glossary_entries()
+    assert len(entries) >= 40 and entries[0] == "가산 어텐션"
+    expected = sorted(entries, key=glossary_order)
+    misplaced = [(found, wanted) for found, wanted in zip(entries, expected) if found != wanted]
+    assert not misplaced, ("glossary.md's entries are not in ㄱㄴㄷ order (Latin-initial entries "
+                           f"last, A-Z); first misplaced (found, expected): {misplaced[0]}. "
+                           f"Expected order: {expected}")
+
+
+def test_glossary_order_rule():
+    assert sorted(["KV 캐시", "레이어", "FLOPs", "가중 평균", "FlashAttention", "값", "레이블",
+                   "어텐션 가중치", "어텐션"], key=glossary_order) == \
+        ["가중 평균", "값", "레이블", "레이어", "어텐션", "어텐션 가중치",
+         "FlashAttention", "FLOPs", "KV 캐시"]
+
+
+# Code in markdown: fenced blocks with a language (not directives such as ```{exercise}),
+# inline code and math. What is left is prose.
+CODE_IN_MARKDOWN = re.compile(
+    r"^(`{3,}|~{3,})(?!\{)\w[^\n]*\n.*?^\1[ \t]*$|`[^`\n]+`|\$\$.*?\$\$|\$[^$\n]+\$", re.M | re.S)
+
+
+def prose_of(markdown: str) -> str:
+    return CODE_IN_MARKDOWN.sub(" ", markdown)
+
+
+def prose_texts():
+    """(name, prose) of every chapter's markdown and of the glossary's entries."""
+    for name, text in markdown_of_chapters():
+        yield name, prose_of(text)
+    yield "glossary.md", prose_of(glossary_block())
+
+
+def test_prose_of_drops_code_but_keeps_directives():
+    text = ('```{exercise}\n‘글’\n```\n````{solution} x\n```python\nprint("a")\n```\n````\n'
+            '`"b"` $"c"$')
+    assert '"' not in prose_of(text) and "‘글’" in prose_of(text)
+
+
+def test_straight_quotes_only_in_code():
+    """Prose quotes words with ‘ ’ and quoted sentences with “ ”; " belongs to code."""
+    for name, text in prose_texts():
+        stray = [text[max(0, m.start() - 20):m.end() + 20] for m in re.finditer('"', text)]
+        assert not stray, f"{name}: straight quotes in prose (use ‘ ’ or “ ”): {stray}"
+
+
+def test_a_model_layer_is_called_layer():
+    """레이어, not 층, for a model's layer (층 inside another word, as in 계층, is fine)."""
+    for name, text in prose_texts():
+        stray = [text[max(0, m.start() - 20):m.end() + 20]
+                 for m in re.finditer(r"(?<![가-힣])층|서브층|출력층", text)]
+        assert not stray, f"{name}: write 레이어 for a layer: {stray}"
