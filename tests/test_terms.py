@@ -74,10 +74,20 @@ def test_the_scan_sees_the_chapters():
     assert "glossary.md" in names and any(n.endswith(".ipynb") for n in names)
 
 
+def at_word_start(form: str) -> re.Pattern:
+    """``form`` where a word begins: 풀이 is forbidden, 되풀이 is another word."""
+    return re.compile(r"(?<![가-힣])" + re.escape(form))
+
+
+def test_forbidden_forms_are_found_at_the_start_of_words_only():
+    assert at_word_start("풀이").search("해답 풀이는") and at_word_start("풀이").search("(풀이)")
+    assert not at_word_start("풀이").search("되풀이한다")
+
+
 @pytest.mark.parametrize("variant", FORBIDDEN)
 def test_no_non_standard_variant(variant):
     hits = [f"{name}: …{text[max(0, m.start() - 20):m.end() + 20]}…"
-            for name, text in course_texts() for m in re.finditer(re.escape(variant), text)]
+            for name, text in course_texts() for m in at_word_start(variant).finditer(text)]
     assert not hits, f"'{variant}' is not this course's term:\n" + "\n".join(hits)
 
 
