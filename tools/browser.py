@@ -1,31 +1,97 @@
-"""The built site in Debian's Chromium, driven by Playwright, fully offline.
+"""The built site in Chromium (or Google Chrome), driven by Playwright, fully offline.
 
 Shared by the browser tests (tests/) and the PDF step (tools/pdf.py): the site is served from
 127.0.0.1 on a free port, and every request that does not go to that server is aborted.
+
+The browser is the one named by the environment variable COURSE_BROWSER (a path, or ``none``
+for no browser), else the first Chromium or Chrome on PATH, else one in the standard places of
+macOS and Windows (and of a snap on Linux). Only the standard library is imported here at first:
+tools/course.py and tools/system_packages.py use the lookup before the venv exists.
 """
 
 from __future__ import annotations
 
 import functools
 import http.server
+import os
+import platform
 import shutil
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update",
                  "--disable-sync"]
-INSTALL_HINT = "install it with: apt-get install chromium"
+BROWSER_VARIABLE = "COURSE_BROWSER"
+# Names on PATH: Debian's chromium, Ubuntu's chromium-browser, Google's packages for Linux.
+NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome")
+LINUX_PLACES = ("/snap/bin/chromium",)  # a snap's folder is not on every PATH
+MACOS_APPS = ("Google Chrome.app/Contents/MacOS/Google Chrome",
+              "Chromium.app/Contents/MacOS/Chromium")
+WINDOWS_APPS = (("Google", "Chrome", "Application", "chrome.exe"),
+                ("Chromium", "Application", "chrome.exe"))
 
 
-def chromium_path() -> str | None:
-    """The Chromium (or Chrome) executable on PATH, or None."""
-    for name in ("chromium", "chromium-browser", "google-chrome"):
-        if found := shutil.which(name):
+def standard_places(system: str, environ: Mapping[str, str]) -> list[Path]:
+    """Where installers put Chrome and Chromium on ``system`` (platform.system()'s name), in
+    order, besides PATH: /Applications and ~/Applications on macOS, Program Files and the
+    per-user folder on Windows."""
+    if system == "Darwin":
+        folders = [Path("/Applications")]
+        if environ.get("HOME"):
+            folders.append(Path(environ["HOME"]) / "Applications")
+        return [folder / app for folder in folders for app in MACOS_APPS]
+    if system == "Windows":
+        roots = [environ[name] for name in ("PROGRAMFILES", "PROGRAMFILES(X86)", "LOCALAPPDATA")
+                 if environ.get(name)]
+        return [Path(root, *app) for root in roots for app in WINDOWS_APPS]
+    return [Path(place) for place in LINUX_PLACES]
+
+
+def chromium_path(environ: Mapping[str, str] | None = None,
+                  system: str | None = None) -> str | None:
+    """The Chromium (or Chrome) executable to use, or None if there is none.
+
+    ``environ`` (default os.environ) gives COURSE_BROWSER and PATH and the folders of
+    standard_places; ``system`` defaults to this machine's platform.system().
+    """
+    environ = os.environ if environ is None else environ
+    system = platform.system() if system is None else system
+    chosen = environ.get(BROWSER_VARIABLE, "").strip()
+    if chosen:
+        if chosen.lower() == "none":
+            return None
+        return chosen if _executable(Path(chosen)) else None
+    for name in NAMES:
+        found = shutil.which(name, path=environ.get("PATH", ""))
+        if found:
             return found
+    for place in standard_places(system, environ):
+        if _executable(place):
+            return str(place)
     return None
+
+
+def _executable(path: Path) -> bool:
+    return path.is_file() and os.access(path, os.X_OK)
+
+
+def install_hint(system: str | None = None) -> str:
+    """How a reader of ``system`` (default: this machine) gets a browser the course can use."""
+    system = platform.system() if system is None else system
+    if system == "Darwin":
+        how = "install Google Chrome, or: brew install --cask chromium"
+    elif system == "Windows":
+        how = "install Google Chrome"
+    else:
+        how = ("install it with: sudo apt-get install chromium fonts-noto-cjk "
+               "(or run the build as root, which installs them)")
+    return f"{how}; or set {BROWSER_VARIABLE} to a Chrome or Chromium executable"
+
+
+INSTALL_HINT = install_hint()
 
 
 class ChromiumMissing(RuntimeError):
@@ -55,7 +121,7 @@ def chromium():
     """Launch headless Chromium with Playwright; a clear error if it is not installed."""
     executable = chromium_path()
     if executable is None:
-        raise ChromiumMissing(f"Chromium is not installed; {INSTALL_HINT}")
+        raise ChromiumMissing(f"no Chrome or Chromium found; {INSTALL_HINT}")
     from playwright.sync_api import sync_playwright  # noqa: PLC0415 - only once Chromium is found
 
     with sync_playwright() as p:
