@@ -40,7 +40,7 @@ PLATFORMS = {("Linux", "x86_64"): "Linux x86_64", ("Linux", "aarch64"): "Linux a
              ("Darwin", "arm64"): "macOS arm64", ("Windows", "AMD64"): "Windows x86_64"}
 SUPPORTED = "Python 3.11.2 to 3.13 on Linux (x86_64, aarch64), macOS (arm64) or Windows (x86_64)"
 ELSEWHERE = ("every chapter runs in Colab or Binder (the launch buttons on each page), and the "
-             "NumPy chapters in any Python 3.11+ with: pip install -e . jupyterlab")
+             "NumPy chapters (1 and 2) in a venv of Python 3.11+ with: pip install -e . jupyterlab")
 
 
 class SetupError(Exception):
