@@ -86,9 +86,8 @@ def install_hint(system: str | None = None) -> str:
     elif system == "Windows":
         how = "install Google Chrome"
     else:
-        how = ("install it with: sudo apt-get install chromium fonts-noto-cjk "
-               "(or run the build as root, which installs them)")
-    return f"{how}; or set {BROWSER_VARIABLE} to a Chrome or Chromium executable"
+        how = "sudo apt-get install chromium fonts-noto-cjk (a build as root does this itself)"
+    return f"{how}, or set {BROWSER_VARIABLE} to a Chrome or Chromium executable"
 
 
 INSTALL_HINT = install_hint()
@@ -121,7 +120,7 @@ def chromium():
     """Launch headless Chromium with Playwright; a clear error if it is not installed."""
     executable = chromium_path()
     if executable is None:
-        raise ChromiumMissing(f"no Chrome or Chromium found; {INSTALL_HINT}")
+        raise ChromiumMissing(f"no Chrome or Chromium found; to get one: {INSTALL_HINT}")
     from playwright.sync_api import sync_playwright  # noqa: PLC0415 - only once Chromium is found
 
     with sync_playwright() as p:

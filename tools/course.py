@@ -141,7 +141,8 @@ def build(pdf: bool = True) -> None:
     if not pdf:
         return
     if chromium_path() is None:
-        print(f"pdf: skipped, no Chrome or Chromium found ({install_hint()}); then build again")
+        print(f"pdf: skipped, no Chrome or Chromium found. To make it: {install_hint()}; then "
+              "build again")
         return
     if not system_packages.has_korean_font():
         print("warning: no Noto Sans CJK font, so Korean text in the PDF may be missing or in "
