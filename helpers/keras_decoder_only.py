@@ -15,11 +15,14 @@ the course also runs on older Keras 3 releases (Colab's). The two masks are the 
 
 from __future__ import annotations
 
+import time
+
 from . import _checks
 from ._tensorflow import keras
 from .keras_transformer import _embedding, _TransformerLayer
+from .training import fit
 
-__all__ = ["DecoderOnlyLayer", "build_decoder_only"]
+__all__ = ["DecoderOnlyLayer", "build_decoder_only", "train_language_model"]
 
 
 def _window_mask(n, window: int):
@@ -165,3 +168,58 @@ def build_decoder_only(vocab_size: int, *, d_model: int = 32, num_query_heads: i
     x = keras.layers.LayerNormalization(name="final_norm")(x)
     logits = keras.layers.Dense(vocab_size, name="logits")(x)
     return keras.Model(ids, logits, name="decoder_only")
+
+
+def train_language_model(model, inputs, targets, weights, *, epochs: int = 1,
+                         batch_size: int = 32, warmup_steps: int = 50,
+                         learning_rate: float = 1e-2) -> float:
+    """Train a next-token model with the loss on the weighted positions only; return seconds.
+
+    Adam with the learning rate rising linearly from 0 to ``learning_rate`` over
+    ``warmup_steps`` and then falling to 0 along a cosine (chapter 8's schedule);
+    cross-entropy on the logits, weighted by ``weights`` (``sample_weight``); the training
+    step compiled with XLA. Runs :func:`helpers.training.fit` silently.
+
+    Parameters
+    ----------
+    model : keras.Model
+        From :func:`build_decoder_only` (not compiled yet; this compiles it).
+    inputs, targets : numpy.ndarray, shape (batch, n), int
+        Token ids and the next token at every position.
+    weights : numpy.ndarray, shape (batch, n), float
+        1 where the target counts in the loss, 0 where it does not.
+    epochs, batch_size, warmup_steps : int
+        ``warmup_steps`` must be below the number of steps.
+    learning_rate : float
+        The peak learning rate.
+
+    Returns
+    -------
+    float
+        Training time in seconds (wall clock).
+
+    Raises
+    ------
+    ValueError
+        If ``warmup_steps`` is not below the number of training steps.
+
+    Notes
+    -----
+    Warmup: Vaswani et al. (2017), section 5.3; cosine decay: Loshchilov and Hutter (2017).
+    Taught in chapter 9; chapter 10 trains its models the same way.
+    """
+    steps = _checks.positive_int(epochs, "epochs") * len(inputs) // _checks.positive_int(
+        batch_size, "batch_size")
+    if not 0 <= _checks.integer(warmup_steps, "warmup_steps") < steps:
+        raise ValueError(f"warmup_steps must be in [0, {steps}) ({steps} training steps); "
+                         f"got {warmup_steps}")
+    schedule = keras.optimizers.schedules.CosineDecay(
+        0.0, decay_steps=steps - warmup_steps, warmup_target=float(learning_rate),
+        warmup_steps=warmup_steps)
+    model.compile(optimizer=keras.optimizers.Adam(learning_rate=schedule),
+                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+                  jit_compile=True)
+    started = time.perf_counter()
+    fit(model, inputs, targets, sample_weight=weights, batch_size=batch_size, epochs=epochs,
+        verbose=0)
+    return time.perf_counter() - started

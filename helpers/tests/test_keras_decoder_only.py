@@ -9,7 +9,7 @@ import pytest
 from helpers._tensorflow import keras
 from helpers.attention import sliding_window_mask
 from helpers.decoder_only import DecoderOnlyTransformer, greedy_generate
-from helpers.keras_decoder_only import DecoderOnlyLayer, build_decoder_only
+from helpers.keras_decoder_only import DecoderOnlyLayer, build_decoder_only, train_language_model
 
 ATOL = 1e-5
 
@@ -83,3 +83,28 @@ def test_from_keras_rejects_another_model():
     other = keras.Sequential([keras.Input((3,)), keras.layers.Dense(2)])
     with pytest.raises(ValueError, match="build_decoder_only"):
         DecoderOnlyTransformer.from_keras(other)
+
+
+def test_training_lowers_the_weighted_loss_and_ignores_unweighted_positions():
+    rng = np.random.default_rng(6)
+    inputs = rng.integers(3, 13, size=(256, 6)).astype("int32")
+    targets = np.roll(inputs, 1, axis=1)            # copy the previous token
+    weights = np.ones(inputs.shape, "float32")
+    weights[:, 0] = 0                                # position 0 has nothing to copy
+    model = build_decoder_only(13, d_model=16, num_query_heads=2, num_kv_heads=1, d_ff=32,
+                               num_layers=1, max_length=6)
+    loss = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+    before = float(loss(targets[:, 1:], model(inputs)[:, 1:]))
+    seconds = train_language_model(model, inputs, targets, weights, epochs=12, batch_size=32,
+                                   warmup_steps=5)
+    after = float(loss(targets[:, 1:], model(inputs)[:, 1:]))
+    assert seconds > 0 and after < 0.5 * before, (before, after)
+
+
+def test_training_rejects_a_warmup_longer_than_training():
+    model = build_decoder_only(13, d_model=8, num_query_heads=2, num_kv_heads=1, d_ff=8,
+                               num_layers=1, max_length=4)
+    ids = np.zeros((64, 4), "int32")
+    with pytest.raises(ValueError, match=r"warmup_steps must be in \[0, 2\)"):
+        train_language_model(model, ids, ids, np.ones((64, 4)), batch_size=32,
+                             warmup_steps=2)
