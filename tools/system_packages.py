@@ -89,6 +89,8 @@ def main() -> None:
         still = install(tests=args.tests)
     except InstallFailed as err:
         sys.exit(f"system packages: {err}; see apt-get's message above")
+    if still and can_install():
+        sys.exit(f"system packages: still missing after apt-get install: {' '.join(still)}")
     if still:
         print(f"system packages: not installed (needs root and apt-get): {' '.join(still)}")
 

@@ -65,3 +65,14 @@ def test_apt_get_failing_is_reported(machine):
     machine["status"] = 100
     with pytest.raises(system_packages.InstallFailed, match="apt-get update"):
         system_packages.install()
+
+
+def test_the_command_fails_only_when_apt_get_could_run_and_did_not_help(machine, monkeypatch,
+                                                                         capsys):
+    monkeypatch.setattr(system_packages.sys, "argv", ["system_packages.py"])
+    monkeypatch.setattr(system_packages, "install", lambda tests: ["chromium"])
+    with pytest.raises(SystemExit, match="still missing after apt-get install: chromium"):
+        system_packages.main()
+    machine["root"] = False
+    system_packages.main()  # not root: a note, and success
+    assert "needs root and apt-get" in capsys.readouterr().out
