@@ -345,16 +345,16 @@ def grouped_query_attention(query, key, value, mask=None):
     >>> bool(np.allclose(out[1], same))                 # head 1 reads key/value head 0
     True
     """
-    query, key, value = (float_array(a, name, min_rank=3, axes=_GQA_AXES[name])
-                         for a, name in ((query, "query"), (key, "key"), (value, "value")))
+    query, key, value = (float_array(x, name, min_rank=3, axes=_GQA_AXES[name])
+                         for x, name in zip((query, key, value), _GQA_AXES))
     num_kv_heads = same_size({"key": key.shape[-3], "value": value.shape[-3]},
-                             "number of key/value heads num_kv_heads (axis -3)")
+                             "num_kv_heads (axis -3)")
     num_query_heads = query.shape[-3]
     if num_query_heads % num_kv_heads:
         raise ValueError(f"num_kv_heads={num_kv_heads} (key's axis -3) must divide "
-                         f"num_query_heads={num_query_heads} (query's axis -3); got shapes "
-                         f"query {query.shape}, key {key.shape}")
-    same_size({"query": query.shape[-1], "key": key.shape[-1]}, "head size head_dim (last axis)")
+                         f"num_query_heads={num_query_heads} (query's axis -3); "
+                         f"got query {query.shape}, key {key.shape}")
+    same_size({"query": query.shape[-1], "key": key.shape[-1]}, "head_dim (last axis)")
     group = num_query_heads // num_kv_heads
     key, value = np.repeat(key, group, axis=-3), np.repeat(value, group, axis=-3)
     return scaled_dot_product_attention(query, key, value, mask)

@@ -163,8 +163,9 @@ def build_decoder_only(vocab_size: int, *, d_model: int = 32, num_query_heads: i
     ids = keras.Input((None,), dtype="int32", name="ids")
     x = _embedding(vocab_size, d_model, max_length, "decoder")(ids)
     for i in range(num_layers):
-        x = DecoderOnlyLayer(d_model, num_query_heads, num_kv_heads, d_ff, window=window,
-                             name=f"decoder_layer_{i}")(x)
+        layer = DecoderOnlyLayer(d_model, num_query_heads, num_kv_heads, d_ff,
+                                 window=window, name=f"decoder_layer_{i}")
+        x = layer(x)
     x = keras.layers.LayerNormalization(name="final_norm")(x)
     logits = keras.layers.Dense(vocab_size, name="logits")(x)
     return keras.Model(ids, logits, name="decoder_only")
@@ -209,11 +210,11 @@ def train_language_model(model, inputs, targets, weights, *, epochs: int = 1,
     Warmup: Vaswani et al. (2017), section 5.3; cosine decay: Loshchilov and Hutter (2017).
     Taught in chapter 9; chapter 10 trains its models the same way.
     """
-    steps = _checks.positive_int(epochs, "epochs") * len(inputs) // _checks.positive_int(
-        batch_size, "batch_size")
+    epochs = _checks.positive_int(epochs, "epochs")
+    steps = epochs * len(inputs) // _checks.positive_int(batch_size, "batch_size")
     if not 0 <= _checks.integer(warmup_steps, "warmup_steps") < steps:
-        raise ValueError(f"warmup_steps must be in [0, {steps}) ({steps} training steps); "
-                         f"got {warmup_steps}")
+        raise ValueError(f"warmup_steps must be in [0, {steps}) "
+                         f"({steps} training steps); got {warmup_steps}")
     schedule = keras.optimizers.schedules.CosineDecay(
         0.0, decay_steps=steps - warmup_steps, warmup_target=float(learning_rate),
         warmup_steps=warmup_steps)
@@ -221,6 +222,6 @@ def train_language_model(model, inputs, targets, weights, *, epochs: int = 1,
                   loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
                   jit_compile=False)
     started = time.perf_counter()
-    fit(model, inputs, targets, sample_weight=weights, batch_size=batch_size, epochs=epochs,
-        verbose=0)
+    fit(model, inputs, targets, sample_weight=weights, batch_size=batch_size,
+        epochs=epochs, verbose=0)
     return time.perf_counter() - started
