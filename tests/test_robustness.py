@@ -183,3 +183,13 @@ def test_gunpoint_one_nn_lies_inside_the_trained_models_range():
     one_nn = (y_train[distances.argmin(axis=1)] == y_test).mean()
     measured = claims.measured("ch5_gunpoint_accuracy")
     assert measured["min"] < one_nn < measured["max"]
+
+
+def test_summary_keeps_small_values_and_six_significant_digits():
+    records = [{"name": "m", "value": v, "at_least": None, "at_most": 1e-4, "fmt": ".1e"}
+               for v in (2.0981e-05, 0.0, 1.4123456e-05)]
+    records.append({"name": "t", "value": 208494.4213, "at_least": None, "at_most": None})
+    summary = robustness.summarise(records)
+    assert summary["m"]["values"] == [2.0981e-05, 0.0, 1.41235e-05]
+    assert (summary["m"]["min"], summary["m"]["max"]) == (0.0, 2.0981e-05)
+    assert summary["m"]["median"] == 1.41235e-05 and summary["t"]["min"] == 208494.0

@@ -99,6 +99,19 @@ DESCRIPTIONS = {
     "ch8_exact_match": "처음 보는 수 1,000개의 완전 일치 정확도",
     "ch8_digit_alignment_head_mean": "헤드 평균 가중치가 숫자 음절마다 자기 숫자에서 가장 큰 비율",
     "ch8_digit_alignment_best_head": "가장 잘 맞는 헤드 하나의 같은 비율",
+    "ch9_train_seconds": "디코더 전용 모델을 학습한 시간(초)",
+    "ch9_sequence_steps_per_second": "학습 처리량(시퀀스·시점/초)",
+    "ch9_exact_match": "디코더 전용 모델이 처음 보는 수 1,000개를 완전히 맞게 읽은 비율",
+    "ch9_cache_max_abs_diff": "KV 캐시를 쓴 생성과 쓰지 않은 생성의 로짓 차이의 최댓값",
+    "ch9_cache_speedup": "프롬프트 1,024개 토큰에서 KV 캐시가 생성을 빠르게 한 배수",
+    "ch9_digit_alignment_best_layer":
+        "헤드 평균 가중치가 숫자 음절마다 자기 숫자에서 가장 큰 비율, 더 잘 맞는 레이어에서",
+    "ch10_exact_match_gqa":
+        "그룹 쿼리 모델(KV 헤드 2개)이 처음 보는 수 1,000개를 완전히 맞게 읽은 비율",
+    "ch10_exact_match_mqa":
+        "멀티 쿼리 모델(KV 헤드 1개)이 처음 보는 수 1,000개를 완전히 맞게 읽은 비율",
+    "ch10_train_seconds": "두 모델을 학습한 시간의 합(초)",
+    "ch10_sequence_steps_per_second": "학습 처리량(시퀀스·시점/초)",
 }
 
 
@@ -169,13 +182,19 @@ def summarise(records: list[dict]) -> dict:
         entry = metrics.setdefault(record["name"], {"at_least": record["at_least"],
                                                     "at_most": record["at_most"],
                                                     "values": []})
-        entry["values"].append(round(record["value"], 4))
+        entry["values"].append(_significant(record["value"]))
         entry["fmt"] = record.get("fmt", ".3f")
     for entry in metrics.values():
         values = entry["values"]
-        entry.update(min=min(values), median=round(statistics.median(values), 4),
+        entry.update(min=min(values), median=_significant(statistics.median(values)),
                      max=max(values))
     return metrics
+
+
+def _significant(value: float) -> float:
+    """``value`` to six significant digits: compact, and a small value (a difference of
+    2e-5) is not rounded away to 0."""
+    return float(f"{value:.6g}")
 
 
 def measure(path: Path) -> dict:
