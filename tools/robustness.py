@@ -234,10 +234,16 @@ def markdown(table: dict) -> str:
     for chapter, entry in table["chapters"].items():
         for name, m in entry["metrics"].items():
             lines.append(f"| {Path(chapter).stem[:2]} | `{name}` | {DESCRIPTIONS.get(name, '—')} | "
-                         f"{m['min']:g} | {m['median']:g} | {m['max']:g} | {bound_text(m)} |")
+                         f"{_shown(m['min'])} | {_shown(m['median'])} | {_shown(m['max'])} | "
+                         f"{bound_text(m)} |")
     runs = len(SEEDS) * len(KERNEL_PATHS)
     return ("\n".join(lines) + f"\n\n(장마다 {runs}회 실행: `COURSE_SEED` 0–4 × "
             f"`TF_ENABLE_ONEDNN_OPTS` 0·1. {table['when']}, {table['versions']})")
+
+
+def _shown(value: float) -> str:
+    """A table cell: four significant digits, large numbers whole with thousands separators."""
+    return f"{value:,.0f}" if abs(value) >= 1e4 else f"{value:.4g}"
 
 
 def versions() -> str:
