@@ -6,7 +6,8 @@ helpers.attention
     Softmax, scaled dot-product attention, masks (causal, padding, sliding window), additive,
     chunked, multi-head and grouped-query attention (chapters 1-4, 7 and 10).
 helpers.transformer
-    Positional encoding, layer normalisation, encoder and decoder layers (chapter 8).
+    Positional encoding, layer normalisation, encoder and decoder layers (chapter 8); rotary
+    position embedding and ALiBi (chapter 11).
 helpers.decoder_only
     The decoder-only Transformer, the KV cache and greedy generation (chapters 9 and 10).
 helpers.timeseries

@@ -1,5 +1,9 @@
 """The Transformer's building blocks in NumPy: positional encoding, layers, encoder, decoder.
 
+Also the two ways of giving attention positions that today's language models use instead
+of the sinusoidal encoding: rotating queries and keys (:func:`rotary_position_embedding`)
+and a bias on the scores (:func:`alibi_bias`), taught in chapter 11.
+
 This module imports only NumPy (never TensorFlow or Keras), like :mod:`helpers.attention`,
 whose :class:`~helpers.attention.MultiHeadAttention` it builds on. Taught in chapter 8; the
 Keras twins of the layers are in :mod:`helpers.keras_transformer`, and every class here has
@@ -29,8 +33,9 @@ from . import _checks
 from ._initializers import glorot_uniform
 from .attention import MultiHeadAttention
 
-__all__ = ["positional_encoding", "positional_shift_matrix", "LayerNormalization",
-           "FeedForward", "EncoderLayer", "DecoderLayer"]
+__all__ = ["positional_encoding", "positional_shift_matrix", "rotary_position_embedding",
+           "alibi_slopes", "alibi_bias", "LayerNormalization", "FeedForward", "EncoderLayer",
+           "DecoderLayer"]
 
 
 # --- positional encoding -------------------------------------------------------------------------
@@ -43,9 +48,9 @@ def _even_d_model(d_model) -> int:
     return d_model
 
 
-def _frequencies(d_model: int) -> np.ndarray:
-    """omega_i = 1 / 10000^(2i / d_model) for i = 0 .. d_model/2 - 1, shape (d_model/2,)."""
-    return 1.0 / 10000.0 ** (np.arange(0, d_model, 2) / d_model)
+def _frequencies(d_model: int, base: float = 10000.0) -> np.ndarray:
+    """omega_i = 1 / base^(2i / d_model) for i = 0 .. d_model/2 - 1, shape (d_model/2,)."""
+    return 1.0 / base ** (np.arange(0, d_model, 2) / d_model)
 
 
 def positional_encoding(length: int, d_model: int) -> np.ndarray:
@@ -144,6 +149,204 @@ def positional_shift_matrix(k: int, d_model: int) -> np.ndarray:
     matrix[sin_cols, cos_cols] = -np.sin(angles)
     matrix[cos_cols, sin_cols] = np.sin(angles)
     return matrix
+
+
+# --- positions as rotations (RoPE) and as biases (ALiBi) ---------------------------------------
+
+_PAIRINGS = ("adjacent", "halves")
+
+
+def _head_dim(x: np.ndarray) -> int:
+    head_dim = x.shape[-1]
+    if head_dim < 2 or head_dim % 2:
+        raise ValueError("x's last axis head_dim must be even and at least 2 (features are "
+                         f"rotated in pairs); got shape {x.shape}")
+    return head_dim
+
+
+def _positions(positions, n: int) -> np.ndarray:
+    """``positions`` as a checked (n,) integer array >= 0; ``None``: 0 .. n-1."""
+    if positions is None:
+        return np.arange(n)
+    positions = _checks.int_array(positions, "positions", ndim=1, low=0)
+    if positions.shape != (n,):
+        raise ValueError(f"positions must have shape (n,) = ({n},), one per row of x; got "
+                         f"shape {positions.shape}")
+    return positions
+
+
+def _pair_columns(head_dim: int, pairing: str) -> tuple[np.ndarray, np.ndarray]:
+    """The columns ``(first, second)`` of the pairs rotated together, pair i at index i."""
+    if pairing == "adjacent":
+        return np.arange(0, head_dim, 2), np.arange(1, head_dim, 2)
+    return np.arange(head_dim // 2), np.arange(head_dim // 2, head_dim)
+
+
+def rotary_position_embedding(x, positions=None, *, base: float = 10000.0,
+                              pairing: str = "adjacent") -> np.ndarray:
+    """Rotary position embedding (RoPE): rotate each pair of features by position x angle.
+
+    Pair ``i`` of the row at position ``m`` is turned by the angle ``m * theta_i``, with
+    ``theta_i = base^(-2i / head_dim)`` for i = 0 .. head_dim/2 - 1 (the frequencies of
+    :func:`positional_encoding`)::
+
+        out[first]  = x[first] cos(m theta_i) - x[second] sin(m theta_i)
+        out[second] = x[first] sin(m theta_i) + x[second] cos(m theta_i)
+
+    Applied to queries and keys, it makes their dot product depend on the positions only
+    through the offset: ``R(m) q . R(n) k = q . R(n - m) k``.
+
+    Parameters
+    ----------
+    x : array_like, shape (..., n, head_dim), real
+        Queries or keys, one row per position (e.g. (batch, num_heads, n, head_dim));
+        ``head_dim`` even.
+    positions : array_like of int, shape (n,), optional
+        The position of each row, at least 0; ``None``: 0 .. n-1. With a KV cache, the new
+        rows' positions (they continue after the cached ones).
+    base : float, default 10000.0
+        Sets the slowest frequency; greater than 1.
+    pairing : {"adjacent", "halves"}, default "adjacent"
+        Which features form a pair. ``"adjacent"``: features ``(2i, 2i+1)``, as in the RoFormer
+        paper and the column pairs of :func:`positional_encoding`. ``"halves"``: features
+        ``(i, i + head_dim/2)``, as in GPT-NeoX's and Llama's code ("rotate_half"). The two
+        are the same rotation up to a fixed permutation of the feature axis (tested).
+
+    Returns
+    -------
+    numpy.ndarray, shape (..., n, head_dim)
+        The dtype of ``x`` (float32 stays float32; integers become float64). Every row keeps
+        its norm; position 0 is left unchanged.
+
+    Raises
+    ------
+    TypeError
+        If ``x`` is not real numeric, ``positions`` not integer, or ``base`` not a number.
+    ValueError
+        If ``x`` has fewer than 2 axes, is not finite or has an odd ``head_dim``;
+        ``positions`` is not of shape (n,) or has a negative entry; ``base <= 1``;
+        ``pairing`` is neither ``"adjacent"`` nor ``"halves"``.
+
+    Notes
+    -----
+    Su et al. (2021), "RoFormer: Enhanced Transformer with Rotary Position Embedding",
+    section 3.4.2, equation (34). Taught in chapter 11.
+
+    Examples
+    --------
+    >>> x = np.array([[1.0, 0.0, 1.0, 0.0]] * 3)          # (n=3, head_dim=4)
+    >>> rotary_position_embedding(x, base=100.0).round(3)  # theta = 1, 0.1
+    array([[ 1.   ,  0.   ,  1.   ,  0.   ],
+           [ 0.54 ,  0.841,  0.995,  0.1  ],
+           [-0.416,  0.909,  0.98 ,  0.199]])
+    """
+    x = _checks.float_array(x, "x", min_rank=2, axes="(..., n, head_dim)")
+    head_dim = _head_dim(x)
+    positions = _positions(positions, x.shape[-2])
+    base = _checks.real(base, "base", low=1, low_open=True)
+    first, second = _pair_columns(head_dim, _checks.one_of(pairing, "pairing", _PAIRINGS))
+    angles = positions[:, None] * _frequencies(head_dim, base)    # (n, head_dim/2)
+    cos, sin = np.cos(angles).astype(x.dtype), np.sin(angles).astype(x.dtype)
+    out = np.empty_like(x)
+    out[..., first] = x[..., first] * cos - x[..., second] * sin
+    out[..., second] = x[..., first] * sin + x[..., second] * cos
+    return out
+
+
+def alibi_slopes(num_heads: int) -> np.ndarray:
+    """The ALiBi slope ``m_h`` of each head: how fast its scores fall with distance.
+
+    For ``H`` heads, ``H`` a power of two: ``m_h = 2^(-8 (h+1) / H)``, a geometric sequence
+    from ``2^(-8/H)`` down to ``2^-8``. Otherwise, with ``P`` the largest power of two below
+    ``H``: the ``P`` slopes of ``P`` heads, then every other slope of ``2P`` heads (the 1st,
+    3rd, ...), ``H - P`` of them.
+
+    Parameters
+    ----------
+    num_heads : int
+        At least 1.
+
+    Returns
+    -------
+    numpy.ndarray, shape (num_heads,), float64
+        All in (0, 1).
+
+    Raises
+    ------
+    TypeError
+        If ``num_heads`` is not an integer.
+    ValueError
+        If ``num_heads`` is below 1.
+
+    Notes
+    -----
+    Press, Smith and Lewis (2022), "Train Short, Test Long: Attention with Linear Biases
+    Enables Input Length Extrapolation", section 3; the rule for other head counts is that
+    of the authors' code (``get_slopes``). Taught in chapter 11.
+
+    Examples
+    --------
+    >>> 1 / alibi_slopes(8)
+    array([  2.,   4.,   8.,  16.,  32.,  64., 128., 256.])
+    >>> np.log2(alibi_slopes(6))      # the 4 of 4 heads, then 2^-1 and 2^-3 of 8 heads
+    array([-2., -4., -6., -8., -1., -3.])
+    """
+    num_heads = _checks.positive_int(num_heads, "num_heads")
+    power = 1 << (num_heads.bit_length() - 1)              # largest power of two <= num_heads
+    slopes = 2.0 ** (-8.0 * np.arange(1, power + 1) / power)
+    between = 2.0 ** (-8.0 * np.arange(1, 2 * power, 2) / (2 * power))
+    return np.concatenate([slopes, between[:num_heads - power]])
+
+
+def _alibi(slopes: np.ndarray, query_positions: np.ndarray,
+           key_positions: np.ndarray) -> np.ndarray:
+    """(heads, n_q, n_k): ``-m_h (i - j)`` for the query at ``i`` and the key at ``j``."""
+    return slopes[:, None, None] * (key_positions[None, :] - query_positions[:, None])
+
+
+def alibi_bias(num_heads: int, n: int) -> np.ndarray:
+    """The ALiBi bias added to each head's attention scores: ``-m_h (i - j)``.
+
+    Query ``i`` and key ``j`` get ``bias[h, i, j] = -m_h (i - j)``, with the slopes of
+    :func:`alibi_slopes`: 0 on the diagonal, more negative the further back the key. No
+    position is added to the token vectors; the scores themselves prefer near keys.
+
+    Parameters
+    ----------
+    num_heads : int
+        Number of heads, at least 1.
+    n : int
+        Sequence length, at least 1.
+
+    Returns
+    -------
+    numpy.ndarray, shape (num_heads, n, n), float64
+        Finite everywhere. Above the diagonal (``j > i``, keys after the query) the same
+        formula gives positive values: the bias is only a function of the distance, and the
+        causal mask is a separate boolean mask (as everywhere in the course), applied after
+        adding the bias. Add it to scores without a causal mask and later keys win.
+
+    Raises
+    ------
+    TypeError
+        If ``num_heads`` or ``n`` is not an integer.
+    ValueError
+        If ``num_heads`` or ``n`` is below 1.
+
+    Notes
+    -----
+    Press, Smith and Lewis (2022), section 3 and figure 3: ``softmax(q_i K^T + m [-(i-1),
+    ..., -2, -1, 0])``, the causal row of this matrix. Taught in chapter 11.
+
+    Examples
+    --------
+    >>> alibi_bias(2, 3)[0]           # slope 1/16
+    array([[ 0.    ,  0.0625,  0.125 ],
+           [-0.0625,  0.    ,  0.0625],
+           [-0.125 , -0.0625,  0.    ]])
+    """
+    positions = np.arange(_checks.positive_int(n, "n"))
+    return _alibi(alibi_slopes(num_heads), positions, positions)
 
 
 # --- checks shared by the classes ----------------------------------------------------------------

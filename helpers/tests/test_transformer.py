@@ -15,8 +15,11 @@ from helpers.transformer import (
     EncoderLayer,
     FeedForward,
     LayerNormalization,
+    alibi_bias,
+    alibi_slopes,
     positional_encoding,
     positional_shift_matrix,
+    rotary_position_embedding,
 )
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -437,3 +440,128 @@ def test_module_does_not_import_tensorflow_or_keras():
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                             check=True, cwd=ROOT)
     assert result.stdout.strip() == "[]"
+
+
+# --- rotary position embedding and ALiBi -----------------------------------------------------
+
+def paper_rope(x, positions, base=10000.0):
+    """RoFormer equation (34): x * cos(m theta) + rotate(x) * sin(m theta), written out."""
+    d = x.shape[-1]
+    theta = np.repeat(base ** (-np.arange(0, d, 2) / d), 2)         # theta_1, theta_1, ...
+    rotated = np.stack([-x[..., 1::2], x[..., 0::2]], axis=-1).reshape(x.shape)
+    angles = np.asarray(positions)[:, None] * theta
+    return x * np.cos(angles) + rotated * np.sin(angles)
+
+
+def test_rope_known_values_and_the_paper_formula():
+    x = np.array([[0.0, 2.0, 3.0, 4.0]])
+    out = rotary_position_embedding(x, [1], base=100.0)           # angles 1 and 0.1
+    c, s, c2, s2 = np.cos(1), np.sin(1), np.cos(0.1), np.sin(0.1)
+    assert np.allclose(out, [[-2 * s, 2 * c, 3 * c2 - 4 * s2, 3 * s2 + 4 * c2]])
+    x = np.random.default_rng(0).normal(size=(2, 3, 7, 8))
+    positions = [0, 4, 9, 2, 30, 5, 1]
+    assert np.allclose(rotary_position_embedding(x, positions), paper_rope(x, positions))
+
+
+@pytest.mark.parametrize("pairing", ["adjacent", "halves"])
+@pytest.mark.parametrize("shift", [1, 5, 37, 1000])
+def test_rope_scores_depend_only_on_the_offset(pairing, shift):
+    q, k = np.random.default_rng(shift).normal(size=(2, 1, 16))
+    m, n = 3, 11
+    def score(i, j):
+        rq = rotary_position_embedding(q, [i], pairing=pairing)
+        rk = rotary_position_embedding(k, [j], pairing=pairing)
+        return float(rq[0] @ rk[0])
+    assert score(m + shift, n + shift) == pytest.approx(score(m, n), abs=1e-9)
+    assert score(m, n) != pytest.approx(float(q[0] @ k[0]), abs=1e-3)   # it does change
+
+
+@pytest.mark.parametrize("pairing", ["adjacent", "halves"])
+def test_rope_keeps_norms_and_dtype_and_leaves_position_zero(pairing):
+    x = np.random.default_rng(1).normal(size=(3, 9, 6)).astype(np.float32)
+    out = rotary_position_embedding(x, pairing=pairing)
+    assert out.dtype == np.float32 and out.shape == x.shape
+    assert np.allclose(np.linalg.norm(out, axis=-1), np.linalg.norm(x, axis=-1), atol=1e-5)
+    assert np.array_equal(out[:, 0], x[:, 0])
+    assert np.array_equal(out, rotary_position_embedding(x, np.arange(9), pairing=pairing))
+
+
+def test_the_two_pairings_are_one_permutation_of_the_features_apart():
+    x = np.random.default_rng(2).normal(size=(2, 5, 8))
+    positions = [3, 0, 7, 1, 12]
+    to_halves = np.concatenate([np.arange(0, 8, 2), np.arange(1, 8, 2)])   # 0 2 4 6 1 3 5 7
+    back = np.argsort(to_halves)
+    adjacent = rotary_position_embedding(x, positions, pairing="adjacent")
+    halves = rotary_position_embedding(x[..., to_halves], positions, pairing="halves")
+    assert np.allclose(halves[..., back], adjacent)
+    assert not np.allclose(rotary_position_embedding(x, positions, pairing="halves"), adjacent)
+
+
+def test_rope_rejects_bad_input():
+    x = np.ones((4, 6))
+    cases = [((np.ones((4, 5)),), {}, ValueError, r"head_dim must be even.*\(4, 5\)"),
+             ((np.ones(6),), {}, ValueError, r"x must have shape \(\.\.\., n, head_dim\)"),
+             ((x, [0, 1, 2]), {}, ValueError, r"positions must have shape \(n,\) = \(4,\).*\(3,\)"),
+             ((x, [0, 1, -2, 3]), {}, ValueError, "positions must lie in"),
+             ((x, [0.0, 1, 2, 3]), {}, TypeError, "positions must be an array of integers"),
+             ((np.full((4, 6), np.nan),), {}, ValueError, "x contains NaN"),
+             ((x,), {"base": 1.0}, ValueError, "base must be a finite number in \\(1, inf\\)"),
+             ((x,), {"pairing": "pairs"}, ValueError, "pairing must be one of 'adjacent', "),
+             ((np.ones((4, 6), bool),), {}, TypeError, "x must be an array of real numbers")]
+    for args, kwargs, error, message in cases:
+        with pytest.raises(error, match=message):
+            rotary_position_embedding(*args, **kwargs)
+
+
+def test_alibi_slopes_of_a_power_of_two_are_the_papers_sequence():
+    assert np.array_equal(alibi_slopes(8), 1 / 2.0 ** np.arange(1, 9))
+    assert np.array_equal(alibi_slopes(16)[1::2], alibi_slopes(8))
+    assert alibi_slopes(1).tolist() == [2.0 ** -8]
+
+
+def get_slopes(n):
+    """The ALiBi authors' get_slopes (github.com/ofirpress/attention_with_linear_biases)."""
+    def get_slopes_power_of_2(n):
+        start = 2 ** (-2 ** -(math.log2(n) - 3))
+        return [start * start ** i for i in range(n)]
+    if math.log2(n).is_integer():
+        return get_slopes_power_of_2(n)
+    closest = 2 ** math.floor(math.log2(n))
+    return get_slopes_power_of_2(closest) + get_slopes(2 * closest)[0::2][:n - closest]
+
+
+def test_alibi_slopes_of_other_head_counts_follow_the_papers_rule():
+    assert np.allclose(np.log2(alibi_slopes(6)), [-2, -4, -6, -8, -1, -3])
+    assert np.allclose(np.log2(alibi_slopes(12)),
+                       [-1, -2, -3, -4, -5, -6, -7, -8, -0.5, -1.5, -2.5, -3.5])
+    for heads in range(1, 40):
+        assert np.allclose(alibi_slopes(heads), get_slopes(heads), rtol=1e-12), heads
+
+
+def test_alibi_bias_shape_diagonal_and_values():
+    bias = alibi_bias(4, 6)
+    slopes = alibi_slopes(4)
+    assert bias.shape == (4, 6, 6) and bias.dtype == np.float64 and np.isfinite(bias).all()
+    assert np.all(np.diagonal(bias, axis1=1, axis2=2) == 0)
+    i, j = np.indices((6, 6))
+    assert np.allclose(bias, -slopes[:, None, None] * (i - j))
+    assert np.all(bias[:, i > j] < 0) and np.all(bias[:, i < j] > 0)   # above: same formula
+    assert bias[1, 5, 2] == -3 * slopes[1]
+
+
+def test_alibi_with_a_causal_mask_prefers_near_keys():
+    scores = np.zeros((2, 5, 5))
+    weights = np.exp(np.where(np.tril(np.ones((5, 5), bool)), scores + alibi_bias(2, 5),
+                              -np.inf))
+    last = weights[:, -1] / weights[:, -1].sum(axis=-1, keepdims=True)
+    assert np.all(np.diff(last, axis=-1) > 0)       # equal scores: the nearer, the heavier
+
+
+def test_alibi_rejects_bad_sizes():
+    for call, error, message in [(lambda: alibi_slopes(0), ValueError, "num_heads must be"),
+                                 (lambda: alibi_slopes(2.0), TypeError, "num_heads must be"),
+                                 (lambda: alibi_bias(2, 0), ValueError, "n must be an integer"),
+                                 (lambda: alibi_bias(0, 3), ValueError, "num_heads"),
+                                 (lambda: alibi_bias(2, "3"), TypeError, "n must be")]:
+        with pytest.raises(error, match=message):
+            call()
