@@ -8,6 +8,12 @@ logit per vocabulary entry. Its attention is grouped-query attention
 ``num_query_heads`` is multi-head attention, 1 is multi-query attention. With ``window`` set,
 every layer uses sliding-window attention.
 
+``position`` says how the model knows where each token is: ``"sinusoidal"`` (the default,
+added to the embeddings), ``"rope"`` (queries and keys rotated in every layer,
+:func:`helpers.transformer.rotary_position_embedding`), ``"alibi"`` (a bias on every
+layer's scores, :func:`helpers.transformer.alibi_bias`) or ``"none"`` (no position at all;
+the causal mask is the only order). Taught in chapter 11.
+
 Generation is greedy and autoregressive: :func:`greedy_generate` either recomputes the whole
 sequence at every step or keeps the keys and values of earlier positions in a
 :class:`KVCache` and computes only the new position. Taught in chapters 9 (generation, the
@@ -31,18 +37,25 @@ from .attention import (
     grouped_query_attention,
     keras_attention_weights,
     project_heads,
+    softmax,
 )
 from .transformer import (
     FeedForward,
     LayerNormalization,
+    _alibi,
     _built,
     _TransformerLayer,
     _weight,
+    alibi_slopes,
     positional_encoding,
+    rotary_position_embedding,
 )
 
 __all__ = ["GroupedQueryAttention", "KVCache", "DecoderOnlyLayer", "DecoderOnlyTransformer",
            "visible_keys", "greedy_generate"]
+
+POSITIONS = ("sinusoidal", "rope", "alibi", "none")  # a model's ways of knowing positions
+_IN_ATTENTION = {"sinusoidal": "none", "rope": "rope", "alibi": "alibi", "none": "none"}
 
 
 def visible_keys(query_positions, key_positions, window: int | None = None) -> np.ndarray:
@@ -100,19 +113,24 @@ class GroupedQueryAttention:
     key_bias, value_bias : array_like, shape (num_kv_heads, head_dim), optional
     output_bias : array_like, shape (d_model,), optional
         ``None``: no bias.
+    position : {"none", "rope", "alibi"}, default "none"
+        What the attention itself does with positions (see :meth:`attend`): nothing (the
+        positions, if any, are in ``x``), rotate queries and keys (RoPE), or add the ALiBi
+        bias to the scores, with one slope per query head.
 
     Raises
     ------
     TypeError
         If a weight is not a real array.
     ValueError
-        If a weight has the wrong shape or is not finite, or ``num_kv_heads`` does not
-        divide ``num_query_heads``.
+        If a weight has the wrong shape or is not finite, ``num_kv_heads`` does not
+        divide ``num_query_heads``, or ``position`` is not one of the three.
 
     Notes
     -----
     Ainslie et al. (2023), section 2.2; Shazeer (2019) for one key/value head. Taught in
-    chapter 10; chapter 9 uses it with ``num_kv_heads == num_query_heads``.
+    chapter 10; chapter 9 uses it with ``num_kv_heads == num_query_heads``; chapter 11
+    with RoPE (Su et al. 2021) and ALiBi (Press et al. 2022).
 
     Examples
     --------
@@ -125,7 +143,8 @@ class GroupedQueryAttention:
     """
 
     def __init__(self, query_kernel, key_kernel, value_kernel, output_kernel,
-                 query_bias=None, key_bias=None, value_bias=None, output_bias=None):
+                 query_bias=None, key_bias=None, value_bias=None, output_bias=None, *,
+                 position: str = "none"):
         query_kernel = _checks.float_array(query_kernel, "query_kernel", ndim=3,
                                            axes="(d_model, num_query_heads, head_dim)")
         d_model, num_query_heads, head_dim = query_kernel.shape
@@ -145,10 +164,11 @@ class GroupedQueryAttention:
                   "output_bias": (output_bias, (d_model,))}
         for name, (bias, shape) in biases.items():
             setattr(self, name, None if bias is None else _weight(bias, name, shape))
+        self.position = _checks.one_of(position, "position", ("none", "rope", "alibi"))
 
     @classmethod
     def random(cls, d_model: int, num_query_heads: int, num_kv_heads: int, *,
-               rng: np.random.Generator) -> GroupedQueryAttention:
+               rng: np.random.Generator, position: str = "none") -> GroupedQueryAttention:
         """Glorot-uniform kernels and zero biases, as Keras initialises them, with
         ``head_dim = d_model // num_query_heads``.
 
@@ -168,18 +188,19 @@ class GroupedQueryAttention:
                    glorot_uniform(rng, (num_query_heads, head_dim, d_model), d_model)]
         biases = [np.zeros((num_query_heads, head_dim)), np.zeros((kv, head_dim)),
                   np.zeros((kv, head_dim)), np.zeros(d_model)]
-        return cls(*kernels, *biases)
+        return cls(*kernels, *biases, position=position)
 
     @classmethod
     def from_keras(cls, layer) -> GroupedQueryAttention:
-        """Copy the weights of a built ``keras.layers.GroupQueryAttention``.
+        """Copy the weights of a built ``keras.layers.GroupQueryAttention``, or of a
+        ``helpers.keras_decoder_only.PositionalSelfAttention`` (with its ``position``).
 
         Raises
         ------
         ValueError
             If the layer has no weights yet or they are not named query/key/value/output.
         """
-        return cls(**keras_attention_weights(layer))
+        return cls(**keras_attention_weights(layer), position=getattr(layer, "position", "none"))
 
     @property
     def d_model(self) -> int:
@@ -235,6 +256,60 @@ class GroupedQueryAttention:
         query = project_heads(x, self.query_kernel, self.query_bias)
         heads_out, weights = grouped_query_attention(query, keys, values, mask)
         return combine_heads(heads_out, self.output_kernel, self.output_bias), weights
+
+    def attend(self, x, positions, mask=None, *, cache: KVCache | None = None, layer: int = 0):
+        """:meth:`__call__` for rows of ``x`` at ``positions``, with RoPE or ALiBi.
+
+        ``position="rope"``: queries and keys are rotated by their positions before the
+        keys are cached, so the cache holds rotated keys. ``"alibi"``: the bias
+        ``-m_h (i - j)`` of query position ``i`` and key position ``j`` (the cache's
+        :meth:`KVCache.positions`) is added to the scaled scores before the mask.
+        ``"none"``: exactly :meth:`__call__`.
+
+        Parameters
+        ----------
+        x : numpy.ndarray, shape (batch, n, d_model)
+        positions : array_like of int, shape (n,)
+            The positions of the rows of ``x`` (after the cached ones, with a cache).
+        mask, cache, layer
+            As in :meth:`__call__`.
+
+        Returns
+        -------
+        output : numpy.ndarray, shape (batch, n, d_model)
+        weights : numpy.ndarray, shape (batch, num_query_heads, n, n_k)
+        """
+        if self.position == "none":
+            return self(x, mask, cache=cache, layer=layer)
+        positions = _checks.int_array(positions, "positions", ndim=1, low=0)
+        key_positions = positions if cache is None else cache.positions(new=len(positions))
+        query = project_heads(x, self.query_kernel, self.query_bias)
+        keys, values = self.keys_values(x)
+        if self.position == "rope":
+            query = rotary_position_embedding(query, positions)
+            keys = rotary_position_embedding(keys, positions)
+        if cache is not None:
+            keys, values = cache.update(layer, keys, values)
+        bias = None
+        if self.position == "alibi":
+            bias = _alibi(alibi_slopes(self.num_query_heads), positions, key_positions)
+        heads_out, weights = _biased_attention(query, keys, values, mask, bias)
+        return combine_heads(heads_out, self.output_kernel, self.output_bias), weights
+
+
+def _biased_attention(query, keys, values, mask, bias):
+    """:func:`grouped_query_attention` with ``bias`` (num_query_heads, n, n_k) added to the
+    scaled scores before the mask; ``bias=None``: that function itself."""
+    if bias is None:
+        return grouped_query_attention(query, keys, values, mask)
+    group = query.shape[-3] // keys.shape[-3]
+    keys, values = np.repeat(keys, group, axis=-3), np.repeat(values, group, axis=-3)
+    scale = query.dtype.type(np.sqrt(query.shape[-1]))
+    scores = query @ np.swapaxes(keys, -1, -2) / scale + bias.astype(query.dtype)
+    if mask is not None:
+        scores = np.where(mask, scores, -np.inf)
+    weights = softmax(scores, axis=-1).astype(query.dtype)
+    return weights @ values, weights
 
 
 class KVCache:
@@ -436,12 +511,16 @@ class DecoderOnlyLayer(_TransformerLayer):
                    LayerNormalization.from_keras(layer.self_attention_norm),
                    LayerNormalization.from_keras(layer.feed_forward_norm))
 
-    def __call__(self, x, mask=None, *, cache: KVCache | None = None, layer: int = 0):
+    def __call__(self, x, mask=None, *, cache: KVCache | None = None, layer: int = 0,
+                 positions=None):
         """``(output, weights)`` of the new positions ``x`` (batch, n, d_model); ``mask``,
-        ``cache`` and ``layer`` as in :meth:`GroupedQueryAttention.__call__`."""
+        ``cache`` and ``layer`` as in :meth:`GroupedQueryAttention.__call__`, ``positions``
+        as in :meth:`GroupedQueryAttention.attend` (``None``: those after the cached ones)."""
+        if positions is None:
+            positions = np.arange(x.shape[-2]) + (0 if cache is None else cache.length)
         x, weights = self._residual(x, self.self_attention_norm,
-                                    lambda h: self.self_attention(h, mask, cache=cache,
-                                                                  layer=layer))
+                                    lambda h: self.self_attention.attend(
+                                        h, positions, mask, cache=cache, layer=layer))
         return self._feed_forward_block(x), weights
 
 
@@ -449,7 +528,9 @@ class DecoderOnlyTransformer:
     """A decoder-only Transformer language model over token ids (NumPy, inference only).
 
     ids → embedding × sqrt(d_model) + PE → ``num_layers`` × :class:`DecoderOnlyLayer` →
-    final layer norm → logits.
+    final layer norm → logits. Without the sinusoidal PE (``position`` other than
+    ``"sinusoidal"``), the layers' attention places the tokens (RoPE, ALiBi) or nothing
+    does.
 
     Parameters
     ----------
@@ -460,22 +541,30 @@ class DecoderOnlyTransformer:
     final_norm : helpers.transformer.LayerNormalization
     output_kernel : array_like, shape (d_model, vocab)
     output_bias : array_like, shape (vocab,)
-    max_length : int
-        Longest sequence (rows of the positional-encoding table).
+    max_length : int or None
+        Longest sequence (rows of the positional-encoding table). ``None`` (no limit) is
+        allowed when ``position`` is not ``"sinusoidal"``: RoPE and ALiBi compute what they
+        need for any position.
     window : int, optional
         Sliding-window attention in every layer: a position sees itself and the
         ``window - 1`` before it. ``None``: every earlier position.
+    position : {"sinusoidal", "rope", "alibi", "none"}, default "sinusoidal"
+        How the model knows positions (see the module docstring). The layers' attention
+        must agree: ``position="rope"`` for ``"rope"``, ``"alibi"`` for ``"alibi"``,
+        ``"none"`` otherwise.
 
     Raises
     ------
     TypeError, ValueError
-        If a part has the wrong type or shape, or the sizes disagree.
+        If a part has the wrong type or shape, the sizes disagree, or the layers'
+        attention does not fit ``position``.
 
     Notes
     -----
     The GPT design (Radford et al. 2019) with the sinusoidal encoding and the embedding
     scale of Vaswani et al. (2017), sections 3.4-3.5, and grouped-query attention (Ainslie
-    et al. 2023). Taught in chapters 9 and 10.
+    et al. 2023). Taught in chapters 9 and 10; the other positions (Su et al. 2021, Press
+    et al. 2022) in chapter 11.
 
     Examples
     --------
@@ -489,7 +578,8 @@ class DecoderOnlyTransformer:
     """
 
     def __init__(self, embedding, layers, final_norm, output_kernel, output_bias, *,
-                 max_length: int, window: int | None = None):
+                 max_length: int | None, window: int | None = None,
+                 position: str = "sinusoidal"):
         self.embedding = _checks.float_array(embedding, "embedding", ndim=2,
                                              axes="(vocab, d_model)")
         vocab, d_model = self.embedding.shape
@@ -507,17 +597,34 @@ class DecoderOnlyTransformer:
         self.final_norm = final_norm
         self.output_kernel = _weight(output_kernel, "output_kernel", (d_model, vocab))
         self.output_bias = _weight(output_bias, "output_bias", (vocab,))
-        self.max_length = _checks.positive_int(max_length, "max_length")
+        self.position = _checks.one_of(position, "position", POSITIONS)
+        self._check_attention_positions()
+        if max_length is None and self.position == "sinusoidal":
+            raise ValueError("max_length must be an integer for position='sinusoidal' (rows "
+                             "of the positional-encoding table); got None")
+        self.max_length = (None if max_length is None
+                           else _checks.positive_int(max_length, "max_length"))
         self.window = None if window is None else _checks.positive_int(window, "window")
-        self._table = positional_encoding(self.max_length, d_model).astype(
-            self.embedding.dtype)
+        self._table = None
+        if self.position == "sinusoidal":
+            self._table = positional_encoding(self.max_length, d_model).astype(
+                self.embedding.dtype)
+
+    def _check_attention_positions(self) -> None:
+        expected = _IN_ATTENTION[self.position]
+        got = [layer.self_attention.position for layer in self.layers]
+        if set(got) != {expected}:
+            raise ValueError(f"position={self.position!r} needs every layer's attention with "
+                             f"position={expected!r}; got {got}")
 
     @classmethod
     def random(cls, vocab_size: int, *, d_model: int, num_query_heads: int, num_kv_heads: int,
-               d_ff: int, num_layers: int, max_length: int, rng: np.random.Generator,
-               window: int | None = None, dtype=np.float32) -> DecoderOnlyTransformer:
+               d_ff: int, num_layers: int, max_length: int | None, rng: np.random.Generator,
+               window: int | None = None, dtype=np.float32,
+               position: str = "sinusoidal") -> DecoderOnlyTransformer:
         """Random weights as Keras initialises them (uniform embedding in [-0.05, 0.05],
-        Glorot-uniform kernels, zero biases, gamma 1, beta 0), cast to ``dtype``.
+        Glorot-uniform kernels, zero biases, gamma 1, beta 0), cast to ``dtype``; the
+        layers' attention set for ``position``.
 
         Raises
         ------
@@ -526,20 +633,24 @@ class DecoderOnlyTransformer:
         """
         rng = _checks.generator(rng)
         vocab = _checks.integer(vocab_size, "vocab_size", low=2)
+        in_attention = _IN_ATTENTION[_checks.one_of(position, "position", POSITIONS)]
         layers = [DecoderOnlyLayer(
-            GroupedQueryAttention.random(d_model, num_query_heads, num_kv_heads, rng=rng),
+            GroupedQueryAttention.random(d_model, num_query_heads, num_kv_heads, rng=rng,
+                                         position=in_attention),
             FeedForward.random(d_model, d_ff, rng=rng),
             LayerNormalization.initial(d_model), LayerNormalization.initial(d_model))
             for _ in range(_checks.positive_int(num_layers, "num_layers"))]
         model = cls(rng.uniform(-0.05, 0.05, (vocab, d_model)), layers,
                     LayerNormalization.initial(d_model),
                     glorot_uniform(rng, (d_model, vocab), d_model), np.zeros(vocab),
-                    max_length=max_length, window=window)
+                    max_length=max_length, window=window, position=position)
         return model.astype(dtype)
 
     @classmethod
     def from_keras(cls, model) -> DecoderOnlyTransformer:
-        """Copy a model made by ``helpers.keras_decoder_only.build_decoder_only``.
+        """Copy a model made by ``helpers.keras_decoder_only.build_decoder_only`` (or
+        ``build_decoder_only_with_position``; a model without ``decoder_positions`` gets
+        ``max_length=None`` and the position of its layers' attention).
 
         Raises
         ------
@@ -556,12 +667,14 @@ class DecoderOnlyTransformer:
         keras_layers = sorted((x for x in model.layers if x.name.startswith("decoder_layer_")),
                               key=lambda x: int(x.name.rsplit("_", 1)[1]))
         logits = model.get_layer("logits")
-        return cls(np.asarray(embed.get_layer("decoder_tokens").embeddings),
-                   [DecoderOnlyLayer.from_keras(x) for x in keras_layers],
+        layers = [DecoderOnlyLayer.from_keras(x) for x in keras_layers]
+        table = [x for x in embed.layers if x.name == "decoder_positions"]
+        position = "sinusoidal" if table else layers[0].self_attention.position
+        return cls(np.asarray(embed.get_layer("decoder_tokens").embeddings), layers,
                    LayerNormalization.from_keras(model.get_layer("final_norm")),
                    np.asarray(logits.kernel), np.asarray(logits.bias),
-                   max_length=embed.get_layer("decoder_positions").max_length,
-                   window=keras_layers[0].window)
+                   max_length=table[0].max_length if table else None,
+                   window=keras_layers[0].window, position=position)
 
     def astype(self, dtype) -> DecoderOnlyTransformer:
         """A copy with every weight cast to ``dtype`` (float32 halves the cache's bytes)."""
@@ -633,20 +746,21 @@ class DecoderOnlyTransformer:
             If ``ids`` is not an integer array.
         ValueError
             If ``ids`` is not 2-D, an id is outside the vocabulary, or the sequence grows
-            past ``max_length``.
+            past ``max_length`` (when there is one).
         """
         ids = _checks.int_array(ids, "ids", ndim=2, low=0, high=self.vocab_size - 1)
         start = 0 if cache is None else cache.length
         positions = start + np.arange(ids.shape[1])
-        if positions[-1] >= self.max_length:
+        if self.max_length is not None and positions[-1] >= self.max_length:
             raise ValueError(f"position {positions[-1]} is past max_length={self.max_length}")
         key_positions = positions if cache is None else cache.positions(new=len(positions))
         mask = visible_keys(positions, key_positions, self.window)
         x = self.embedding[ids] * self.embedding.dtype.type(np.sqrt(self.d_model))
-        x = x + self._table[positions]
+        if self._table is not None:
+            x = x + self._table[positions]
         all_weights = []
         for index, layer in enumerate(self.layers):
-            x, weights = layer(x, mask, cache=cache, layer=index)
+            x, weights = layer(x, mask, cache=cache, layer=index, positions=positions)
             all_weights.append(weights)
         logits = self.final_norm(x) @ self.output_kernel + self.output_bias
         return (logits, all_weights) if return_attention_scores else logits

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from helpers.attention import causal_mask, sliding_window_mask
+from helpers.attention import causal_mask, project_heads, sliding_window_mask, softmax
 from helpers.decoder_only import (
     DecoderOnlyTransformer,
     GroupedQueryAttention,
@@ -11,6 +11,7 @@ from helpers.decoder_only import (
     greedy_generate,
     visible_keys,
 )
+from helpers.transformer import alibi_bias, rotary_position_embedding
 
 
 def model(num_kv_heads=2, window=None, dtype=np.float64, seed=0):
@@ -119,3 +120,84 @@ def test_kv_cache_rejects_bad_updates():
         cache.keys(1)
     with pytest.raises(ValueError, match="max_entries"):
         KVCache(1, max_entries=0)
+
+
+# --- positions: sinusoidal, RoPE, ALiBi, none ------------------------------------------------
+
+def positioned(position, num_kv_heads=2, window=None, max_length=40, num_layers=2):
+    return DecoderOnlyTransformer.random(
+        11, d_model=8, num_query_heads=4, num_kv_heads=num_kv_heads, d_ff=16,
+        num_layers=num_layers,
+        max_length=max_length, window=window, rng=np.random.default_rng(0), dtype=np.float64,
+        position=position)
+
+
+@pytest.mark.parametrize("position", ["rope", "alibi", "none"])
+@pytest.mark.parametrize("num_kv_heads, window", [(4, None), (1, None), (2, 3)])
+def test_cached_generation_agrees_for_every_position(position, num_kv_heads, window):
+    m = positioned(position, num_kv_heads, window)
+    ids, logits = greedy_generate(m, prompt(), 10)
+    cached_ids, cached_logits = greedy_generate(m, prompt(), 10, cache=m.new_cache())
+    assert np.array_equal(ids, cached_ids) and np.abs(logits - cached_logits).max() < 1e-10
+    if window is not None:
+        ring_ids, ring_logits = greedy_generate(m, prompt(), 10, cache=m.new_cache(ring=True))
+        assert np.array_equal(ids, ring_ids) and np.abs(logits - ring_logits).max() < 1e-10
+
+
+def test_the_rope_cache_holds_rotated_keys():
+    m = positioned("rope", 1)
+    ids = prompt(n=8)
+    cache = m.new_cache()
+    m(ids[:, :5], cache=cache)
+    m(ids[:, 5:], cache=cache)
+    x = m.embedding[ids] * np.sqrt(m.d_model)                  # no table added
+    layer = m.layers[0]
+    keys, _ = layer.self_attention.keys_values(layer.self_attention_norm(x))
+    assert np.allclose(cache.keys(0), rotary_position_embedding(keys))
+    assert not np.allclose(cache.keys(0), keys)
+
+
+def test_alibi_weights_are_the_softmax_of_scores_plus_bias():
+    m = positioned("alibi", 4)
+    ids = prompt(n=6, batch=1)
+    _, weights = m(ids, return_attention_scores=True)
+    x = m.embedding[ids] * np.sqrt(m.d_model)
+    attention = m.layers[0].self_attention
+    h = m.layers[0].self_attention_norm(x)
+    q = project_heads(h, attention.query_kernel, attention.query_bias)
+    k, _ = attention.keys_values(h)
+    scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(attention.head_dim) + alibi_bias(4, 6)
+    expected = softmax(np.where(causal_mask(6), scores, -np.inf))
+    assert np.allclose(weights[0], expected)
+
+
+def test_without_positions_one_layer_ignores_the_order_of_earlier_tokens():
+    """Causal attention alone sees the last token and the *set* before it (in one layer;
+    a second layer sees earlier positions' own prefixes, which do change)."""
+    ids = np.array([[1, 2, 3, 4, 5, 6]])
+    shuffled = np.array([[4, 2, 5, 1, 3, 6]])                 # the last token stays
+    for position, same in [("none", True), ("rope", False), ("alibi", False),
+                           ("sinusoidal", False)]:
+        m = positioned(position, num_layers=1)
+        close = np.allclose(m(ids)[:, -1], m(shuffled)[:, -1])
+        assert close == same, position
+
+
+def test_rope_and_alibi_models_need_no_max_length_but_sinusoidal_does():
+    for position in ("rope", "alibi", "none"):
+        m = positioned(position, max_length=None)
+        assert m(np.zeros((1, 60), int)).shape == (1, 60, 11) and m.max_length is None
+    with pytest.raises(ValueError, match="max_length must be an integer for position="):
+        positioned("sinusoidal", max_length=None)
+
+
+def test_the_model_and_its_layers_must_agree_on_position():
+    rope = positioned("rope")
+    with pytest.raises(ValueError, match="position='alibi' needs every layer's attention"):
+        DecoderOnlyTransformer(rope.embedding, rope.layers, rope.final_norm,
+                               rope.output_kernel, rope.output_bias, max_length=None,
+                               position="alibi")
+    with pytest.raises(ValueError, match="position must be one of 'sinusoidal'"):
+        positioned("learned")
+    with pytest.raises(ValueError, match="position must be one of 'none', 'rope', 'alibi'"):
+        GroupedQueryAttention.random(8, 2, 1, rng=np.random.default_rng(0), position="x")
