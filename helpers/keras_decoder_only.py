@@ -11,18 +11,30 @@ The sliding window is passed to the attention as an explicit boolean mask, not a
 ``GroupQueryAttention(sliding_window=...)``: that argument exists from Keras 3.15 on, and
 the course also runs on older Keras 3 releases (Colab's). The two masks are the same
 (tested).
+
+Positions other than the sinusoidal encoding (chapter 11): :class:`RotaryPositionEmbedding`
+rotates queries and keys, :class:`AlibiBias` adds the ALiBi bias to the scores, and
+:class:`PositionalSelfAttention` (grouped-query self-attention written with ``keras.ops``,
+since ``GroupQueryAttention`` computes its scores internally) uses one of them;
+:func:`build_decoder_only_with_position` builds the model with either, or with no position.
 """
 
 from __future__ import annotations
 
 import time
 
+import numpy as np
+
 from . import _checks
 from ._tensorflow import keras
+from .decoder_only import _IN_ATTENTION, POSITIONS
 from .keras_transformer import _embedding, _TransformerLayer
 from .training import fit
+from .transformer import _PAIRINGS, _frequencies, _pair_columns, alibi_slopes
 
-__all__ = ["DecoderOnlyLayer", "build_decoder_only", "train_language_model"]
+__all__ = ["RotaryPositionEmbedding", "AlibiBias", "PositionalSelfAttention",
+           "DecoderOnlyLayer", "build_decoder_only", "build_decoder_only_with_position",
+           "train_language_model"]
 
 
 def _window_mask(n, window: int):
@@ -30,6 +42,262 @@ def _window_mask(n, window: int):
     positions = keras.ops.arange(n)
     offset = keras.ops.expand_dims(positions, 1) - keras.ops.expand_dims(positions, 0)
     return keras.ops.logical_and(offset >= 0, offset < window)
+
+
+@keras.saving.register_keras_serializable(package="helpers")
+class RotaryPositionEmbedding(keras.layers.Layer):
+    """Rotary position embedding in Keras: rotate each feature pair by position x angle.
+
+    The Keras twin of :func:`helpers.transformer.rotary_position_embedding` (same
+    frequencies ``base^(-2i / head_dim)``, same pairings); no weights.
+
+    Parameters
+    ----------
+    base : float, default 10000.0
+        Greater than 1.
+    pairing : {"adjacent", "halves"}, default "adjacent"
+        Features ``(2i, 2i+1)`` (the RoFormer paper) or ``(i, i + head_dim/2)`` (GPT-NeoX,
+        Llama).
+    **kwargs
+        Passed to ``keras.layers.Layer``.
+
+    Call arguments
+    --------------
+    x : tensor, shape (..., n, head_dim), float, head_dim even
+    positions : int tensor, shape (n,), optional
+        ``None``: 0 .. n-1.
+
+    Returns
+    -------
+    tensor, the shape and dtype of ``x``
+
+    Raises
+    ------
+    TypeError
+        If ``base`` is not a number.
+    ValueError
+        If ``base <= 1`` or ``pairing`` is unknown; when built, if ``head_dim`` is odd.
+
+    Notes
+    -----
+    Su et al. (2021), equation (34). Taught in chapter 11.
+
+    Examples
+    --------
+    >>> from helpers.transformer import rotary_position_embedding
+    >>> x = np.random.default_rng(0).normal(size=(2, 5, 4)).astype("float32")
+    >>> out = RotaryPositionEmbedding()(x)
+    >>> bool(np.allclose(out, rotary_position_embedding(x), atol=1e-6))
+    True
+    """
+
+    def __init__(self, base: float = 10000.0, pairing: str = "adjacent", **kwargs):
+        super().__init__(**kwargs)
+        self.base = _checks.real(base, "base", low=1, low_open=True)
+        self.pairing = _checks.one_of(pairing, "pairing", _PAIRINGS)
+
+    def build(self, x_shape):
+        head_dim = x_shape[-1]
+        if head_dim is None or head_dim < 2 or head_dim % 2:
+            raise ValueError("x's last axis head_dim must be even and at least 2; got shape "
+                             f"{tuple(x_shape)}")
+        first, second = _pair_columns(head_dim, self.pairing)
+        self._first, self._second = first, second
+        self._restore = np.argsort(np.concatenate([first, second]))   # back to x's order
+        self._frequencies = _frequencies(head_dim, self.base).astype("float32")
+
+    def call(self, x, positions=None):
+        if positions is None:
+            positions = keras.ops.arange(keras.ops.shape(x)[-2])
+        angles = keras.ops.cast(positions, "float32")[:, None] * self._frequencies
+        cos = keras.ops.cast(keras.ops.cos(angles), x.dtype)
+        sin = keras.ops.cast(keras.ops.sin(angles), x.dtype)
+        a = keras.ops.take(x, self._first, axis=-1)
+        b = keras.ops.take(x, self._second, axis=-1)
+        turned = keras.ops.concatenate([a * cos - b * sin, a * sin + b * cos], axis=-1)
+        return keras.ops.take(turned, self._restore, axis=-1)
+
+    def compute_output_shape(self, x_shape):
+        return x_shape
+
+    def get_config(self):
+        return {**super().get_config(), "base": self.base, "pairing": self.pairing}
+
+
+@keras.saving.register_keras_serializable(package="helpers")
+class AlibiBias(keras.layers.Layer):
+    """Adds the ALiBi bias ``-m_h (i - j)`` to attention scores; no weights.
+
+    The Keras twin of :func:`helpers.transformer.alibi_bias`, slopes from
+    :func:`helpers.transformer.alibi_slopes`. The ``n_q`` queries are taken to be the last
+    ``n_q`` of the ``n_k`` positions (``i = n_k - n_q + row``), as in self-attention. Above
+    the diagonal the same formula gives positive values; apply the causal mask after it.
+
+    Parameters
+    ----------
+    num_heads : int
+        At least 1; one slope per head.
+    **kwargs
+        Passed to ``keras.layers.Layer``.
+
+    Call arguments
+    --------------
+    scores : tensor, shape (batch, num_heads, n_q, n_k), float
+        Scaled dot products, before the mask and the softmax.
+
+    Returns
+    -------
+    tensor, the shape and dtype of ``scores``
+
+    Notes
+    -----
+    Press, Smith and Lewis (2022), section 3. Taught in chapter 11.
+
+    Examples
+    --------
+    >>> np.asarray(AlibiBias(1)(np.zeros((1, 1, 3, 3), "float32")))[0, 0] * 2 ** 8
+    array([[ 0.,  1.,  2.],
+           [-1.,  0.,  1.],
+           [-2., -1.,  0.]], dtype=float32)
+    """
+
+    def __init__(self, num_heads: int, **kwargs):
+        super().__init__(**kwargs)
+        self.num_heads = _checks.positive_int(num_heads, "num_heads")
+        self._slopes = alibi_slopes(self.num_heads).astype("float32")[:, None, None]
+
+    def call(self, scores):
+        n_q, n_k = keras.ops.shape(scores)[-2], keras.ops.shape(scores)[-1]
+        keys = keras.ops.arange(n_k)
+        queries = keras.ops.arange(n_q) + (n_k - n_q)
+        distance = keras.ops.cast(keys[None, :] - queries[:, None], "float32")   # j - i
+        return scores + keras.ops.cast(self._slopes * distance, scores.dtype)
+
+    def compute_output_shape(self, scores_shape):
+        return scores_shape
+
+    def get_config(self):
+        return {**super().get_config(), "num_heads": self.num_heads}
+
+
+@keras.saving.register_keras_serializable(package="helpers")
+class PositionalSelfAttention(keras.layers.Layer):
+    """Grouped-query self-attention with RoPE or ALiBi, written with ``keras.ops``.
+
+    The weights of ``keras.layers.GroupQueryAttention`` (``EinsumDense`` layers named
+    ``query``, ``key``, ``value``, ``attention_output``, same shapes and initialisers), so
+    :meth:`helpers.decoder_only.GroupedQueryAttention.from_keras` copies them; it is called
+    the same way as that layer, so :class:`DecoderOnlyLayer` uses either. ``position="rope"``
+    rotates queries and keys (:class:`RotaryPositionEmbedding`) before the scores;
+    ``"alibi"`` adds :class:`AlibiBias` to the scaled scores before the mask.
+
+    Parameters
+    ----------
+    head_dim, num_query_heads, num_key_value_heads : int
+        As in ``keras.layers.GroupQueryAttention``; ``num_key_value_heads`` divides
+        ``num_query_heads``.
+    position : {"rope", "alibi", "none"}, default "rope"
+        ``"none"``: plain grouped-query attention.
+    **kwargs
+        Passed to ``keras.layers.Layer``.
+
+    Call arguments
+    --------------
+    query : tensor, shape (batch, n, d_model)
+    value : tensor, shape (batch, n, d_model)
+        The same tensor (self-attention: positions 0 .. n-1 on both sides).
+    attention_mask : bool tensor, shape (batch or 1, n, n), optional
+        ``True`` where a query may attend to a key.
+    use_causal_mask : bool, default False
+        Combined with ``attention_mask`` by logical and.
+    return_attention_scores : bool, default False
+        Also return the weights (after softmax), (batch, num_query_heads, n, n).
+
+    Raises
+    ------
+    TypeError
+        If a size is not an integer.
+    ValueError
+        If a size is below 1, the head counts do not divide or ``position`` is unknown.
+
+    Notes
+    -----
+    Su et al. (2021); Press, Smith and Lewis (2022); Ainslie et al. (2023). Taught in
+    chapter 11.
+    """
+
+    def __init__(self, head_dim: int, num_query_heads: int, num_key_value_heads: int, *,
+                 position: str = "rope", **kwargs):
+        super().__init__(**kwargs)
+        self.head_dim = _checks.positive_int(head_dim, "head_dim")
+        self.num_query_heads = _checks.positive_int(num_query_heads, "num_query_heads")
+        self.num_key_value_heads = _checks.positive_int(num_key_value_heads,
+                                                        "num_key_value_heads")
+        if self.num_query_heads % self.num_key_value_heads:
+            raise ValueError(f"num_key_value_heads={self.num_key_value_heads} must divide "
+                             f"num_query_heads={self.num_query_heads}")
+        self.position = _checks.one_of(position, "position", ("rope", "alibi", "none"))
+        self.rotary = RotaryPositionEmbedding(name="rotary")
+        self.alibi = AlibiBias(self.num_query_heads, name="alibi")
+
+    def build(self, query_shape, value_shape=None):
+        value_shape = query_shape if value_shape is None else value_shape
+        heads = {"query": self.num_query_heads, "key": self.num_key_value_heads,
+                 "value": self.num_key_value_heads}
+        for name, count in heads.items():
+            dense = keras.layers.EinsumDense(
+                "bqm,muh->bquh", output_shape=(None, count, self.head_dim), bias_axes="uh",
+                name=name)
+            dense.build(query_shape if name == "query" else value_shape)
+            setattr(self, f"{name}_dense", dense)
+        self.output_dense = keras.layers.EinsumDense(
+            "bquh,uhm->bqm", output_shape=(None, query_shape[-1]), bias_axes="m",
+            name="attention_output")
+        self.output_dense.build((None, None, self.num_query_heads, self.head_dim))
+        self.rotary.build((None, None, None, self.head_dim))
+
+    def _heads(self, dense, x):
+        """(batch, n, d_model) → (batch, heads, n, head_dim)."""
+        return keras.ops.transpose(dense(x), (0, 2, 1, 3))
+
+    def call(self, query, value, attention_mask=None, use_causal_mask=False,
+             return_attention_scores=False, training=None):
+        q = self._heads(self.query_dense, query)
+        k, v = self._heads(self.key_dense, value), self._heads(self.value_dense, value)
+        if self.position == "rope":
+            q, k = self.rotary(q), self.rotary(k)
+        group = self.num_query_heads // self.num_key_value_heads
+        k, v = keras.ops.repeat(k, group, axis=1), keras.ops.repeat(v, group, axis=1)
+        scores = keras.ops.einsum("buqh,bukh->buqk", q, k) / float(np.sqrt(self.head_dim))
+        if self.position == "alibi":
+            scores = self.alibi(scores)
+        mask = _combined_mask(scores, attention_mask, use_causal_mask)
+        if mask is not None:
+            scores = keras.ops.where(mask, scores, -1e9)
+        weights = keras.ops.softmax(scores, axis=-1)
+        heads = keras.ops.einsum("buqk,bukh->bquh", weights, v)
+        output = self.output_dense(heads)
+        return (output, weights) if return_attention_scores else output
+
+    def compute_output_shape(self, query_shape, value_shape=None):
+        return query_shape
+
+    def get_config(self):
+        return {**super().get_config(), "head_dim": self.head_dim,
+                "num_query_heads": self.num_query_heads,
+                "num_key_value_heads": self.num_key_value_heads, "position": self.position}
+
+
+def _combined_mask(scores, attention_mask, use_causal_mask):
+    """``None`` or a bool tensor (batch or 1, 1, n_q, n_k) for the scores' head axis."""
+    mask = None
+    if attention_mask is not None:
+        mask = keras.ops.expand_dims(keras.ops.cast(attention_mask, "bool"), 1)
+    if use_causal_mask:
+        n = keras.ops.shape(scores)[-1]
+        causal = _window_mask(n, n)[None, None]
+        mask = causal if mask is None else keras.ops.logical_and(mask, causal)
+    return mask
 
 
 @keras.saving.register_keras_serializable(package="helpers")
@@ -55,6 +323,9 @@ class DecoderOnlyLayer(_TransformerLayer):
         it. ``None``: every earlier position.
     dropout : float, default 0.0
         Dropout on each sublayer's output before the residual addition (training only).
+    position : {"none", "rope", "alibi"}, default "none"
+        ``"none"``: ``keras.layers.GroupQueryAttention`` (positions, if any, come with
+        ``x``); ``"rope"`` or ``"alibi"``: :class:`PositionalSelfAttention`.
     **kwargs
         Passed to ``keras.layers.Layer`` (``name``, ...).
 
@@ -79,17 +350,22 @@ class DecoderOnlyLayer(_TransformerLayer):
     """
 
     def __init__(self, d_model: int, num_query_heads: int, num_kv_heads: int, d_ff: int, *,
-                 window: int | None = None, dropout: float = 0.0, **kwargs):
+                 window: int | None = None, dropout: float = 0.0, position: str = "none",
+                 **kwargs):
         kv = _checks.positive_int(num_kv_heads, "num_kv_heads")
         if _checks.positive_int(num_query_heads, "num_query_heads") % kv:
             raise ValueError(f"num_kv_heads={kv} must divide num_query_heads={num_query_heads}")
         self._num_kv_heads = kv
+        self.position = _checks.one_of(position, "position", ("none", "rope", "alibi"))
         super().__init__(d_model, num_query_heads, d_ff, dropout=dropout, norm_first=True,
                          **kwargs)
         self.num_kv_heads = kv
         self.window = None if window is None else _checks.positive_int(window, "window")
 
     def _attention(self, name):
+        if self.position != "none":
+            return PositionalSelfAttention(self.key_dim, self.num_heads, self._num_kv_heads,
+                                           position=self.position, name=name)
         return keras.layers.GroupQueryAttention(
             head_dim=self.key_dim, num_query_heads=self.num_heads,
             num_key_value_heads=self._num_kv_heads, name=name)
@@ -117,7 +393,8 @@ class DecoderOnlyLayer(_TransformerLayer):
         config = super().get_config()
         config.pop("norm_first")
         config["num_query_heads"] = config.pop("num_heads")
-        return {**config, "num_kv_heads": self.num_kv_heads, "window": self.window}
+        return {**config, "num_kv_heads": self.num_kv_heads, "window": self.window,
+                "position": self.position}
 
 
 def build_decoder_only(vocab_size: int, *, d_model: int = 32, num_query_heads: int = 4,
@@ -166,6 +443,64 @@ def build_decoder_only(vocab_size: int, *, d_model: int = 32, num_query_heads: i
         layer = DecoderOnlyLayer(d_model, num_query_heads, num_kv_heads, d_ff,
                                  window=window, name=f"decoder_layer_{i}")
         x = layer(x)
+    x = keras.layers.LayerNormalization(name="final_norm")(x)
+    logits = keras.layers.Dense(vocab_size, name="logits")(x)
+    return keras.Model(ids, logits, name="decoder_only")
+
+
+def build_decoder_only_with_position(vocab_size: int, *, position: str = "rope",
+                                     d_model: int = 32, num_query_heads: int = 4,
+                                     num_kv_heads: int = 4, d_ff: int = 64, num_layers: int = 2,
+                                     max_length: int = 32, window: int | None = None):
+    """:func:`build_decoder_only` with a choice of how the model knows positions.
+
+    ``"sinusoidal"``: :func:`build_decoder_only` itself. ``"rope"`` and ``"alibi"``: no
+    encoding is added to the embeddings (``decoder_embedding`` is token embedding ×
+    sqrt(d_model) only) and every layer's attention is a :class:`PositionalSelfAttention`.
+    ``"none"``: no position at all (``GroupQueryAttention`` on the embeddings alone).
+
+    Parameters
+    ----------
+    vocab_size, d_model, num_query_heads, num_kv_heads, d_ff, num_layers, window
+        As in :func:`build_decoder_only`.
+    position : {"sinusoidal", "rope", "alibi", "none"}, default "rope"
+    max_length : int, default 32
+        Rows of the sinusoidal table; the other positions accept any length.
+
+    Returns
+    -------
+    keras.Model
+        ``ids`` (batch, n) int32 → logits (batch, n, vocab_size) float32, with the layer
+        names of :func:`build_decoder_only`, so that
+        :meth:`helpers.decoder_only.DecoderOnlyTransformer.from_keras` copies it.
+
+    Raises
+    ------
+    TypeError
+        If a size is not an integer.
+    ValueError
+        If a size is out of range, a head count does not divide or ``position`` is unknown.
+
+    Notes
+    -----
+    Su et al. (2021) (RoPE); Press, Smith and Lewis (2022) (ALiBi); Haviv et al. (2022),
+    "Transformer Language Models without Positional Encodings Still Learn Positional
+    Information" (``"none"``). Taught in chapter 11.
+    """
+    sizes = dict(d_model=d_model, num_query_heads=num_query_heads, num_kv_heads=num_kv_heads,
+                 d_ff=d_ff, num_layers=num_layers, window=window)
+    if _checks.one_of(position, "position", POSITIONS) == "sinusoidal":
+        return build_decoder_only(vocab_size, max_length=max_length, **sizes)
+    _checks.integer(vocab_size, "vocab_size", low=2)
+    _checks.positive_int(num_layers, "num_layers")
+    ids = keras.Input((None,), dtype="int32", name="ids")
+    x = keras.Sequential([
+        keras.layers.Embedding(vocab_size, d_model, name="decoder_tokens"),
+        keras.layers.Rescaling(float(np.sqrt(d_model)), name="decoder_scale"),
+    ], name="decoder_embedding")(ids)
+    for i in range(num_layers):
+        x = DecoderOnlyLayer(d_model, num_query_heads, num_kv_heads, d_ff, window=window,
+                             position=_IN_ATTENTION[position], name=f"decoder_layer_{i}")(x)
     x = keras.layers.LayerNormalization(name="final_norm")(x)
     logits = keras.layers.Dense(vocab_size, name="logits")(x)
     return keras.Model(ids, logits, name="decoder_only")

@@ -9,7 +9,16 @@ import pytest
 from helpers._tensorflow import keras
 from helpers.attention import sliding_window_mask
 from helpers.decoder_only import DecoderOnlyTransformer, greedy_generate
-from helpers.keras_decoder_only import DecoderOnlyLayer, build_decoder_only, train_language_model
+from helpers.keras_decoder_only import (
+    AlibiBias,
+    DecoderOnlyLayer,
+    PositionalSelfAttention,
+    RotaryPositionEmbedding,
+    build_decoder_only,
+    build_decoder_only_with_position,
+    train_language_model,
+)
+from helpers.transformer import alibi_bias, rotary_position_embedding
 
 ATOL = 1e-5
 
@@ -108,3 +117,142 @@ def test_training_rejects_a_warmup_longer_than_training():
     with pytest.raises(ValueError, match=r"warmup_steps must be in \[0, 2\)"):
         train_language_model(model, ids, ids, np.ones((64, 4)), batch_size=32,
                              warmup_steps=2)
+
+
+# --- positions: sinusoidal, RoPE, ALiBi, none ------------------------------------------------
+
+POSITION = pytest.mark.parametrize("position", ["sinusoidal", "rope", "alibi", "none"])
+
+
+def positioned(position, num_kv_heads=2, window=None, seed=0):
+    model = build_decoder_only_with_position(
+        13, position=position, d_model=16, num_query_heads=4, num_kv_heads=num_kv_heads,
+        d_ff=24, num_layers=2, max_length=20, window=window)
+    rng = np.random.default_rng(seed)
+    for variable in model.weights:
+        variable.assign(variable + rng.normal(scale=0.2, size=variable.shape).astype("float32"))
+    return model
+
+
+@POSITION
+@pytest.mark.parametrize("num_kv_heads", [4, 2], ids=["MHA", "GQA"])
+def test_numpy_model_gives_the_keras_logits_for_every_position(position, num_kv_heads):
+    model = positioned(position, num_kv_heads)
+    ids = np.random.default_rng(1).integers(0, 13, size=(3, 9)).astype("int32")
+    twin = DecoderOnlyTransformer.from_keras(model)
+    assert twin.position == position and twin.count_params() == model.count_params()
+    assert twin.max_length == (20 if position == "sinusoidal" else None)
+    assert np.abs(twin(ids) - np.asarray(model(ids))).max() < ATOL
+
+
+@pytest.mark.parametrize("position", ["rope", "alibi"])
+def test_numpy_and_keras_agree_with_a_window_and_on_the_weights(position):
+    model = positioned(position, 1, window=3)
+    ids = np.random.default_rng(2).integers(0, 13, size=(2, 8)).astype("int32")
+    twin = DecoderOnlyTransformer.from_keras(model)
+    assert twin.window == 3 and np.abs(twin(ids) - np.asarray(model(ids))).max() < ATOL
+    x = model.get_layer("decoder_embedding")(ids)
+    _, keras_weights = model.get_layer("decoder_layer_0")(x, return_attention_scores=True)
+    _, numpy_weights = twin(ids, return_attention_scores=True)
+    assert np.abs(np.asarray(keras_weights) - numpy_weights[0]).max() < ATOL
+    assert np.all(numpy_weights[0][..., ~sliding_window_mask(8, 3)] == 0)
+
+
+@POSITION
+def test_cached_numpy_generation_agrees_with_keras_recomputation_for_every_position(position):
+    model = positioned(position, 2, seed=4)
+    twin = DecoderOnlyTransformer.from_keras(model)
+    ids = np.random.default_rng(5).integers(0, 13, size=(4, 5)).astype("int32")
+    generated, logits = greedy_generate(twin, ids, 6, cache=twin.new_cache())
+    uncached, _ = greedy_generate(twin, ids, 6)
+    sequence = np.concatenate([ids, generated], axis=1).astype("int32")
+    keras_logits = np.asarray(model(sequence[:, :-1]))[:, 4:]
+    assert np.array_equal(generated, uncached)
+    assert np.abs(keras_logits - logits).max() < ATOL
+
+
+def test_sinusoidal_is_build_decoder_only_itself():
+    a = build_decoder_only_with_position(13, position="sinusoidal", d_model=8,
+                                         num_query_heads=2, num_kv_heads=1, d_ff=8)
+    b = build_decoder_only(13, d_model=8, num_query_heads=2, num_kv_heads=1, d_ff=8)
+    assert [x.name for x in a.layers] == [x.name for x in b.layers]
+    assert a.count_params() == b.count_params()
+    assert isinstance(a.get_layer("decoder_layer_0").self_attention,
+                      keras.layers.GroupQueryAttention)
+
+
+@pytest.mark.parametrize("pairing", ["adjacent", "halves"])
+def test_keras_rotary_layer_is_the_numpy_function(pairing):
+    x = np.random.default_rng(6).normal(size=(2, 3, 7, 8)).astype("float32")
+    positions = np.array([0, 3, 4, 9, 1, 19, 2], "int32")
+    layer = RotaryPositionEmbedding(pairing=pairing, base=500.0)
+    expected = rotary_position_embedding(x, positions, pairing=pairing, base=500.0)
+    assert np.abs(np.asarray(layer(x, positions)) - expected).max() < ATOL
+    assert np.abs(np.asarray(layer(x)) - rotary_position_embedding(x, pairing=pairing,
+                                                                   base=500.0)).max() < ATOL
+    clone = RotaryPositionEmbedding.from_config(layer.get_config())
+    assert (clone.pairing, clone.base) == (pairing, 500.0)
+
+
+def test_keras_alibi_layer_adds_the_numpy_bias():
+    scores = np.random.default_rng(7).normal(size=(2, 6, 5, 5)).astype("float32")
+    out = np.asarray(AlibiBias(6)(scores))
+    assert np.allclose(out, scores + alibi_bias(6, 5), atol=1e-6)
+    last_two = np.asarray(AlibiBias(6)(scores[:, :, 3:]))        # queries at 3 and 4
+    assert np.allclose(last_two, scores[:, :, 3:] + alibi_bias(6, 5)[:, 3:], atol=1e-6)
+
+
+def test_positional_attention_without_position_is_keras_group_query_attention():
+    x = np.random.default_rng(8).normal(size=(2, 6, 8)).astype("float32")
+    ours = PositionalSelfAttention(4, 2, 1, position="none")
+    keras_gqa = keras.layers.GroupQueryAttention(head_dim=4, num_query_heads=2,
+                                                 num_key_value_heads=1)
+    ours(x, x)
+    keras_gqa(x, x)
+    assert [tuple(w.shape) for w in ours.weights] == [tuple(w.shape) for w in keras_gqa.weights]
+    rng = np.random.default_rng(9)
+    for a, b in zip(ours.weights, keras_gqa.weights):
+        value = rng.normal(scale=0.5, size=a.shape).astype("float32")
+        a.assign(value)
+        b.assign(value)
+    out, weights = ours(x, x, use_causal_mask=True, return_attention_scores=True)
+    expected, expected_weights = keras_gqa(x, x, use_causal_mask=True,
+                                           return_attention_scores=True)
+    assert np.abs(np.asarray(out) - np.asarray(expected)).max() < ATOL
+    assert np.abs(np.asarray(weights) - np.asarray(expected_weights)).max() < ATOL
+
+
+def test_positional_layers_keep_their_config_and_reject_bad_options():
+    layer = DecoderOnlyLayer(16, 4, 2, 32, window=5, position="alibi")
+    clone = DecoderOnlyLayer.from_config(layer.get_config())
+    assert (clone.position, clone.window) == ("alibi", 5)
+    assert isinstance(clone.self_attention, PositionalSelfAttention)
+    attention = PositionalSelfAttention.from_config(PositionalSelfAttention(
+        4, 4, 2, position="rope").get_config())
+    assert (attention.position, attention.num_key_value_heads) == ("rope", 2)
+    with pytest.raises(ValueError, match="position must be one of 'none', 'rope', 'alibi'"):
+        DecoderOnlyLayer(16, 4, 2, 32, position="sinusoidal")
+    with pytest.raises(ValueError, match="position must be one of 'sinusoidal'"):
+        build_decoder_only_with_position(13, position="learned")
+    with pytest.raises(ValueError, match="num_key_value_heads=3 must divide"):
+        PositionalSelfAttention(4, 4, 3)
+    with pytest.raises(ValueError, match="head_dim must be even"):
+        RotaryPositionEmbedding()(np.ones((2, 5), "float32"))
+
+
+@pytest.mark.parametrize("position", ["rope", "alibi"])
+def test_rope_and_alibi_models_learn_to_copy_the_previous_token(position):
+    rng = np.random.default_rng(10)
+    inputs = rng.integers(3, 13, size=(256, 6)).astype("int32")
+    targets = np.roll(inputs, 1, axis=1)
+    weights = np.ones(inputs.shape, "float32")
+    weights[:, 0] = 0
+    model = build_decoder_only_with_position(13, position=position, d_model=16,
+                                             num_query_heads=2, num_kv_heads=1, d_ff=32,
+                                             num_layers=1)
+    loss = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+    before = float(loss(targets[:, 1:], model(inputs)[:, 1:]))
+    train_language_model(model, inputs, targets, weights, epochs=12, batch_size=32,
+                         warmup_steps=5)
+    after = float(loss(targets[:, 1:], model(inputs)[:, 1:]))
+    assert after < 0.5 * before, (before, after)
