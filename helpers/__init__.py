@@ -9,7 +9,8 @@ helpers.transformer
     Positional encoding, layer normalisation, encoder and decoder layers (chapter 8); rotary
     position embedding and ALiBi (chapter 11).
 helpers.decoder_only
-    The decoder-only Transformer, the KV cache and greedy generation (chapters 9 and 10).
+    The decoder-only Transformer, the KV cache and greedy generation (chapters 9 and 10),
+    with sinusoidal, rotary, ALiBi or no positions (chapter 11).
 helpers.timeseries
     The planted-pattern series and the GunPoint data set of chapter 5.
 helpers.korean_numbers
@@ -32,7 +33,8 @@ helpers.seq2seq
 helpers.keras_transformer
     The Keras twins of helpers.transformer, and chapter 8's encoder-decoder model.
 helpers.keras_decoder_only
-    The Keras twin of helpers.decoder_only, with ``keras.layers.GroupQueryAttention``.
+    The Keras twin of helpers.decoder_only, with ``keras.layers.GroupQueryAttention``, and
+    the rotary and ALiBi layers of chapter 11.
 
 ``import helpers`` is cheap: it imports neither matplotlib nor TensorFlow.
 """
