@@ -340,10 +340,8 @@ def alibi_bias(num_heads: int, n: int) -> np.ndarray:
 
     Examples
     --------
-    >>> alibi_bias(2, 3)[0]           # slope 1/16
-    array([[ 0.    ,  0.0625,  0.125 ],
-           [-0.0625,  0.    ,  0.0625],
-           [-0.125 , -0.0625,  0.    ]])
+    >>> (alibi_bias(2, 3)[0] * 16).tolist()   # head 0's slope is 1/16
+    [[0.0, 1.0, 2.0], [-1.0, 0.0, 1.0], [-2.0, -1.0, 0.0]]
     """
     positions = np.arange(_checks.positive_int(n, "n"))
     return _alibi(alibi_slopes(num_heads), positions, positions)
