@@ -171,3 +171,61 @@ def test_nothing_scrolls_sideways(page, server, nb_path):
             .filter(a => a.getBoundingClientRect().right > right + 1).map(a => a.innerText);
     })()""")
     assert not overflowing, f"{nb_path}: headings overflow the contents column: {overflowing}"
+
+
+def print_width_px():
+    """The width of the printed page's content box in CSS pixels: A4 less tools/pdf.py's margins."""
+    from tools.pdf import MARGIN  # noqa: PLC0415 - imports pypdf, needed by this test only
+
+    def px(length):
+        assert length.endswith("mm"), length
+        return float(length[:-2]) * 96 / 25.4
+    return int(px("210mm") - px(MARGIN["left"]) - px(MARGIN["right"]))
+
+
+# Every display formula and table whose box is wider than the block that holds it (the content
+# column, or a cell or admonition inside it), with the first 60 characters of its text.
+TOO_WIDE_JS = r"""() => {
+  const column = el => {
+    let parent = el.parentElement;
+    while (getComputedStyle(parent).display.startsWith('inline')) parent = parent.parentElement;
+    return parent;
+  };
+  return [...document.querySelectorAll('article mjx-container[display="true"], article table')]
+    .map(el => ({el, width: Math.max(el.scrollWidth, el.getBoundingClientRect().width),
+                 room: column(el).clientWidth}))
+    .filter(m => m.width > m.room + 1)
+    .map(m => `${m.el.tagName === 'TABLE' ? 'table' : 'formula'} ` +
+              `'${m.el.textContent.replace(/\s+/g, ' ').trim().slice(0, 60)}' ` +
+              `is ${Math.round(m.width)} px wide in ${m.room} px`);
+}"""
+
+MATH_DONE_JS = """async () => {
+  if (!document.querySelector('.math')) return;
+  for (let i = 0; !(window.MathJax && MathJax.startup && MathJax.startup.promise); i++) {
+    if (i > 400) throw new Error('MathJax did not start');
+    await new Promise(resolve => setTimeout(resolve, 50));
+  }
+  await MathJax.startup.promise;
+  await document.fonts.ready;
+}"""
+
+
+@pytest.mark.parametrize("name", toc_files(), ids=str)
+def test_formulas_and_tables_fit_their_column(page, server, name):
+    """At 1280 px on screen, and printed on A4 the way tools/pdf.py prints (print media, its
+    margins and print CSS), no display formula or table is wider than its column: on screen
+    it would scroll or stick out, in the PDF it is cut off."""
+    from tools.pdf import PRINT_CSS  # noqa: PLC0415 - imports pypdf, needed by this test only
+
+    open_page(page, server, name)
+    page.evaluate(MATH_DONE_JS)
+    problems = [f"on screen at 1280 px: {m}" for m in page.evaluate(TOO_WIDE_JS)]
+    width = print_width_px()
+    page.set_viewport_size({"width": width, "height": 1100})
+    page.emulate_media(media="print")
+    page.add_style_tag(content=PRINT_CSS)
+    page.evaluate(MATH_DONE_JS)
+    page.wait_for_timeout(100)  # let the layout settle at the new width
+    problems += [f"printed ({width} px): {m}" for m in page.evaluate(TOO_WIDE_JS)]
+    assert not problems, f"{name}: wider than the column:\n" + "\n".join(problems)

@@ -104,7 +104,7 @@ def test_the_status_option_rewrites_the_table_without_running_chapters(tmp_path,
     robustness.main([robustness.STATUS_ONLY])
     shown = block(tmp_path / "status.md", "robustness")
     assert shown == robustness.markdown(table)
-    assert "| 05 | `ch5_accuracy_lstm` | LSTM 분류기의 테스트 정확도 | 0.95 |" in shown
+    assert "| 05 | `ch5_accuracy_lstm`<br>LSTM 분류기의 테스트 정확도 | 0.95 |" in shown
 
 
 def test_status_page_shows_the_table():

@@ -228,12 +228,17 @@ def missing_descriptions(names) -> list[str]:
 
 
 def markdown(table: dict) -> str:
-    """The status page's section: one row per metric of every chapter that trains."""
-    lines = ["| 장 | 지표 | 무엇을 재는가 | 최소 | 중앙값 | 최대 | 장이 단언하는 범위 |",
-             "|---|---|---|---:|---:|---:|---|"]
+    """The status page's section: one row per metric of every chapter that trains.
+
+    The metric's name and what it measures share a cell, one above the other, so that the
+    table fits the page's column on screen and in print (tests/test_browser.py measures it).
+    """
+    lines = ["| 장 | 지표와 무엇을 재는가 | 최소 | 중앙값 | 최대 | 장이 단언하는 범위 |",
+             "|---|---|---:|---:|---:|---|"]
     for chapter, entry in table["chapters"].items():
         for name, m in entry["metrics"].items():
-            lines.append(f"| {Path(chapter).stem[:2]} | `{name}` | {DESCRIPTIONS.get(name, '—')} | "
+            what = DESCRIPTIONS.get(name, "—")
+            lines.append(f"| {Path(chapter).stem[:2]} | `{name}`<br>{what} | "
                          f"{_shown(m['min'])} | {_shown(m['median'])} | {_shown(m['max'])} | "
                          f"{bound_text(m)} |")
     runs = len(SEEDS) * len(KERNEL_PATHS)
