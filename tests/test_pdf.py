@@ -68,6 +68,16 @@ def test_one_bookmark_per_toc_page_titled_with_its_h1(course_pdf, built_site):
     assert course_pdf.metadata.title == title
 
 
+def test_every_page_is_numbered(course_pdf, page_texts):
+    """Viewers show the page labels 1, 2, …, and each page prints the same number at its foot
+    (the last text drawn on the page), counted through the whole book, not per toc page."""
+    count = len(course_pdf.pages)
+    assert course_pdf.page_labels == [str(n) for n in range(1, count + 1)], "page labels"
+    wrong = [(i + 1, text.split()[-1:]) for i, text in enumerate(page_texts)
+             if text.split()[-1:] != [str(i + 1)]]
+    assert not wrong, f"pages whose printed number is not their page number: {wrong[:5]}"
+
+
 @pytest.mark.parametrize("name", toc_files(), ids=str)
 def test_korean_text_is_extractable(built_site, ranges, page_texts, name):
     text = squeeze("".join(page_texts[i] for i in ranges[name]))

@@ -12,6 +12,8 @@ check. Every request that does not go to the local server is aborted: the PDF is
 Each page is printed on its own (A4, with the theme's print styles plus PRINT_CSS; answers and
 folded code opened), then the parts are merged into one file: one bookmark per page, titled
 with its H1, with the page's headings below it, and links between pages point inside the PDF.
+Every page of the merged book then gets its number at the foot, from one more print of a page
+per number laid over it, and the PDF's page labels give viewers the same numbers.
 
 Chromium embeds fonts with CFF outlines (Noto Sans CJK, MathJax's fonts) as Type 3 fonts: the
 glyph outlines are in the file, with a ToUnicode map, so the text can be searched and copied.
@@ -110,16 +112,41 @@ def print_page(page, url: str, name: str) -> Part:
     return Part(name, found["title"], found["headings"], PdfReader(io.BytesIO(data)))
 
 
-def print_course(browser, url: str) -> list[Part]:
-    """Print every page of the toc, in order, with requests to anything but ``url`` aborted."""
-    context = browser.new_context(locale="ko-KR")
-    local_only(context, url)
-    page = context.new_page()
-    page.emulate_media(media="print")
-    try:
-        return [print_page(page, url, name) for name in toc_files()]
-    finally:
-        context.close()
+def print_course(page, url: str) -> list[Part]:
+    """Print every page of the toc, in order."""
+    return [print_page(page, url, name) for name in toc_files()]
+
+
+# One printed page per number, blank but for the number centred in the bottom margin; each is
+# laid over the page of the merged book with that number. Chromium draws the digits, so their
+# font is embedded like every other font of the PDF.
+NUMBERS_HTML = """<!doctype html><html lang="ko"><head><style>
+@page {{ size: A4; margin: 0; }}
+html, body {{ margin: 0; background: transparent; }}
+div {{ height: 297mm; position: relative; break-after: page; }}
+span {{ position: absolute; bottom: 8mm; left: 0; right: 0; text-align: center;
+        font: 9pt "Noto Sans CJK KR", sans-serif; color: #555; }}
+</style></head><body>{pages}</body></html>"""
+
+
+def print_numbers(page, count: int) -> PdfReader:
+    """``count`` A4 pages, numbered 1 to ``count`` at the foot and otherwise empty."""
+    pages = "".join(f"<div><span>{n}</span></div>" for n in range(1, count + 1))
+    page.set_content(NUMBERS_HTML.format(pages=pages))
+    page.evaluate("document.fonts.ready.then(() => true)")
+    data = page.pdf(format="A4", margin={"top": "0", "bottom": "0", "left": "0", "right": "0"},
+                    print_background=False)
+    return PdfReader(io.BytesIO(data))
+
+
+def number_pages(writer: PdfWriter, numbers: PdfReader) -> None:
+    """Print each page's number at its foot, and label the pages 1, 2, … for PDF viewers."""
+    if len(numbers.pages) != len(writer.pages):
+        raise RuntimeError(f"{len(numbers.pages)} page numbers for {len(writer.pages)} pages")
+    for page, number in zip(writer.pages, numbers.pages):
+        page.merge_page(number)
+        page.compress_content_streams()  # merging leaves the page's drawing uncompressed
+    writer.set_page_label(0, len(writer.pages) - 1, style="/D", start=1)
 
 
 def locate(part: Part, anchor: str) -> tuple[int, Fit]:
@@ -185,13 +212,21 @@ def merge(parts: list[Part], url: str, title: str) -> PdfWriter:
     writer.add_metadata({"/Title": title})
     writer.root_object[NameObject("/Lang")] = TextStringObject("ko")
     writer.page_mode = "/UseOutlines"
-    writer.compress_identical_objects()  # what several parts share (icons, glyphs) stored once
     return writer
 
 
 def make_pdf(browser, url: str, out: Path) -> Path:
     """Print the site served at ``url`` into one PDF at ``out`` (used by the build and tests)."""
-    writer = merge(print_course(browser, url), url, CONFIG["title"])
+    context = browser.new_context(locale="ko-KR")
+    local_only(context, url)  # requests to anything but ``url`` are aborted
+    page = context.new_page()
+    page.emulate_media(media="print")
+    try:
+        writer = merge(print_course(page, url), url, CONFIG["title"])
+        number_pages(writer, print_numbers(page, len(writer.pages)))
+    finally:
+        context.close()
+    writer.compress_identical_objects()  # what several parts share (icons, glyphs) stored once
     out.parent.mkdir(parents=True, exist_ok=True)
     with open(out, "wb") as f:
         writer.write(f)
