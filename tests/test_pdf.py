@@ -78,6 +78,22 @@ def test_every_page_is_numbered(course_pdf, page_texts):
     assert not wrong, f"pages whose printed number is not their page number: {wrong[:5]}"
 
 
+def test_contents_page_lists_every_toc_page_with_its_page_number(course_pdf, page_texts, ranges):
+    """After the introduction, a printed contents page lists every page of the toc, in order,
+    each with the number of the page its bookmark points to."""
+    at = [i for i, text in enumerate(page_texts) if text.split()[:1] == ["차례"]]
+    assert at, "no contents page (a page starting with 차례)"
+    first_chapter = ranges[toc_files()[1]].start
+    assert at[0] < first_chapter, "the contents page comes after the first chapter"
+    lines = [re.fullmatch(r"(.*?)\s*(\d+)", line.strip())
+             for line in page_texts[at[0]].splitlines()[1:]]
+    listed = [(squeeze(m[1]), int(m[2])) for m in lines if m and m[1]]
+    tops = [item for item in course_pdf.outline if not isinstance(item, list)]
+    expected = [(squeeze(item.title), course_pdf.get_destination_page_number(item) + 1)
+                for item in tops]
+    assert listed == expected, "the contents page (titles, page numbers) and the bookmarks differ"
+
+
 @pytest.mark.parametrize("name", toc_files(), ids=str)
 def test_korean_text_is_extractable(built_site, ranges, page_texts, name):
     text = squeeze("".join(page_texts[i] for i in ranges[name]))

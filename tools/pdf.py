@@ -12,8 +12,10 @@ check. Every request that does not go to the local server is aborted: the PDF is
 Each page is printed on its own (A4, with the theme's print styles plus PRINT_CSS; answers and
 folded code opened), then the parts are merged into one file: one bookmark per page, titled
 with its H1, with the page's headings below it, and links between pages point inside the PDF.
-Every page of the merged book then gets its number at the foot, from one more print of a page
-per number laid over it, and the PDF's page labels give viewers the same numbers.
+A printed contents page after the introduction lists every page of the toc with the number
+of the page where it starts. Every page of the merged book then gets its number at the foot,
+from one more print of a page per number laid over it, and the PDF's page labels give viewers
+the same numbers.
 
 Chromium embeds fonts with CFF outlines (Noto Sans CJK, MathJax's fonts) as Type 3 fonts: the
 glyph outlines are in the file, with a ToUnicode map, so the text can be searched and copied.
@@ -24,6 +26,7 @@ from __future__ import annotations
 import io
 import sys
 from dataclasses import dataclass
+from html import escape
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -206,13 +209,55 @@ def merge(parts: list[Part], url: str, title: str) -> PdfWriter:
     for part in parts:
         part.start = len(writer.pages)
         writer.append(part.reader, import_outline=False)
-        add_bookmarks(writer, part)
+        if part.title:  # the contents page has no bookmark of its own
+            add_bookmarks(writer, part)
     relink(writer, parts, url)
     writer.root_object.pop("/Names", None)  # the parts' named destinations, no longer used
     writer.add_metadata({"/Title": title})
     writer.root_object[NameObject("/Lang")] = TextStringObject("ko")
     writer.page_mode = "/UseOutlines"
     return writer
+
+
+# The printed contents, placed after the introduction: every page of the toc with the number of
+# the page where it starts, each entry a link to that page.
+CONTENTS_HTML = """<!doctype html><html lang="ko"><head><style>
+body {{ margin: 0; font: 11pt/1.5 "Noto Sans CJK KR", sans-serif; color: #222; }}
+h1 {{ font-size: 20pt; margin: 0 0 8mm; }}
+a {{ display: flex; align-items: baseline; gap: 2mm; color: inherit; text-decoration: none;
+     margin: 0 0 2.5mm; break-inside: avoid; }}
+.fill {{ flex: 1; border-bottom: 1px dotted #999; }}
+</style></head><body><h1>차례</h1>{entries}</body></html>"""
+
+
+def print_contents(page, url: str, parts: list[Part], shift: int) -> PdfReader:
+    """The contents page(s), for the parts' pages once ``shift`` contents pages follow part 0."""
+    entries = "".join(
+        f'<a href="{url}/{part.name}.html"><span>{escape(part.title)}</span>'
+        f'<span class="fill"></span><span>{start + 1}</span></a>'
+        for part, start in zip(parts, starts(parts, shift)))
+    page.set_content(CONTENTS_HTML.format(entries=entries))
+    page.evaluate("document.fonts.ready.then(() => true)")
+    return PdfReader(io.BytesIO(page.pdf(format="A4", margin=MARGIN)))
+
+
+def starts(parts: list[Part], shift: int) -> list[int]:
+    """Where each part starts (from 0) when ``shift`` pages come between parts 0 and 1."""
+    found, at = [], 0
+    for i, part in enumerate(parts):
+        found.append(at)
+        at += len(part.reader.pages) + (shift if i == 0 else 0)
+    return found
+
+
+def with_contents(page, url: str, parts: list[Part]) -> list[Part]:
+    """The parts with the contents page inserted after the first (the introduction)."""
+    shift = 1
+    while True:
+        reader = print_contents(page, url, parts, shift)
+        if len(reader.pages) == shift:
+            return [parts[0], Part("contents", "", [], reader), *parts[1:]]
+        shift = len(reader.pages)
 
 
 def make_pdf(browser, url: str, out: Path) -> Path:
@@ -222,7 +267,8 @@ def make_pdf(browser, url: str, out: Path) -> Path:
     page = context.new_page()
     page.emulate_media(media="print")
     try:
-        writer = merge(print_course(page, url), url, CONFIG["title"])
+        parts = with_contents(page, url, print_course(page, url))
+        writer = merge(parts, url, CONFIG["title"])
         number_pages(writer, print_numbers(page, len(writer.pages)))
     finally:
         context.close()
