@@ -10,8 +10,10 @@ a multi-gigabyte TeX installation with Korean support and a second rendering of 
 check. Every request that does not go to the local server is aborted: the PDF is made offline.
 
 Each page is printed on its own (A4, with the theme's print styles plus PRINT_CSS; answers and
-folded code opened), then the parts are merged into one file: one bookmark per page, titled
-with its H1, with the page's headings below it, and links between pages point inside the PDF.
+folded code opened; code in a 9 px font so that 88 columns fit, never wrapped, and making the
+PDF fails if a line of code would be cut off), then the parts are merged into one file: one
+bookmark per page, titled with its H1, with the page's headings below it, and links between
+pages point inside the PDF.
 A printed contents page after the introduction lists every page of the toc with the number
 of the page where it starts. Every page of the merged book then gets its number at the foot,
 from one more print of a page per number laid over it, and the PDF's page labels give viewers
@@ -25,7 +27,7 @@ from __future__ import annotations
 
 import io
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from html import escape
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -46,7 +48,9 @@ MARGIN = {"top": "16mm", "bottom": "16mm", "left": "14mm", "right": "14mm"}
 
 PRINT_CSS = """
 *, *::before, *::after { animation: none !important; transition: none !important; }
-pre { white-space: pre-wrap !important; overflow-wrap: anywhere; }
+pre { white-space: pre !important; font-size: 9px !important; }
+div.cell_output pre { white-space: pre-wrap !important; overflow-wrap: anywhere; }
+div.cell_input { break-after: avoid; }
 details > summary, button.toggle-button { display: none !important; }
 div.cell_input, div.cell_output, img { break-inside: avoid; }
 """
@@ -90,7 +94,10 @@ PREPARE_JS = r"""async () => {
     targets.append(a);
   }
   document.body.append(targets);
-  return {title, headings};
+  const clipped = [...document.querySelectorAll('article pre')]
+    .filter(pre => !pre.closest('.cell_output') && pre.scrollWidth > pre.clientWidth + 1)
+    .map(pre => pre.textContent.split('\n').reduce((a, b) => (b.length > a.length ? b : a)));
+  return {title, headings, clipped};
 }"""
 
 
@@ -102,6 +109,7 @@ class Part:
     headings: list  # [level (2 for h2), section id, text], in order
     reader: PdfReader
     start: int = 0
+    clipped: list = field(default_factory=list)  # code lines wider than the printed column
 
 
 def print_page(page, url: str, name: str) -> Part:
@@ -112,7 +120,8 @@ def print_page(page, url: str, name: str) -> Part:
     page.add_style_tag(content=PRINT_CSS)
     found = page.evaluate(PREPARE_JS)
     data = page.pdf(format="A4", margin=MARGIN, print_background=True)
-    return Part(name, found["title"], found["headings"], PdfReader(io.BytesIO(data)))
+    return Part(name, found["title"], found["headings"], PdfReader(io.BytesIO(data)),
+                clipped=found["clipped"])
 
 
 def print_course(page, url: str) -> list[Part]:
@@ -266,8 +275,13 @@ def make_pdf(browser, url: str, out: Path) -> Path:
     local_only(context, url)  # requests to anything but ``url`` are aborted
     page = context.new_page()
     page.emulate_media(media="print")
+    # The width of A4 within the margins (182 mm), so that PREPARE_JS measures code as printed.
+    page.set_viewport_size({"width": 688, "height": 1000})
     try:
         parts = with_contents(page, url, print_course(page, url))
+        clipped = [f"{part.name}: {line!r}" for part in parts for line in part.clipped]
+        if clipped:  # printed code does not wrap, so a wider line would be cut off
+            raise RuntimeError("code wider than the printed column:\n" + "\n".join(clipped))
         writer = merge(parts, url, CONFIG["title"])
         number_pages(writer, print_numbers(page, len(writer.pages)))
     finally:
