@@ -112,6 +112,26 @@ DESCRIPTIONS = {
         "멀티 쿼리 모델(KV 헤드 1개)이 처음 보는 수 1,000개를 완전히 맞게 읽은 비율",
     "ch10_train_seconds": "두 모델을 학습한 시간의 합(초)",
     "ch10_sequence_steps_per_second": "학습 처리량(시퀀스·시점/초)",
+    "ch11_train_seconds": "위치 방식이 다른 세 모델을 학습한 시간의 합(초)",
+    "ch11_trained_16_sinusoidal": ("길이 16으로 학습한 사인 위치 인코딩 모델이 "
+                                   "길이 16에서 바로 앞 숫자를 맞게 읽은 비율"),
+    "ch11_longer_32_sinusoidal": ("같은 사인 위치 인코딩 모델이 처음 "
+                                  "보는 길이 32에서 맞게 읽은 비율"),
+    "ch11_longer_64_sinusoidal": ("같은 사인 위치 인코딩 모델이 처음 "
+                                  "보는 길이 64에서 맞게 읽은 비율"),
+    "ch11_trained_16_rope": ("길이 16으로 학습한 RoPE 모델이 길이 "
+                             "16에서 바로 앞 숫자를 맞게 읽은 비율"),
+    "ch11_longer_32_rope": "같은 RoPE 모델이 처음 보는 길이 32에서 맞게 읽은 비율",
+    "ch11_longer_64_rope": "같은 RoPE 모델이 처음 보는 길이 64에서 맞게 읽은 비율",
+    "ch11_trained_16_alibi": ("길이 16으로 학습한 ALiBi 모델이 길이 "
+                              "16에서 바로 앞 숫자를 맞게 읽은 비율"),
+    "ch11_longer_32_alibi": "같은 ALiBi 모델이 처음 보는 길이 32에서 맞게 읽은 비율",
+    "ch11_longer_64_alibi": "같은 ALiBi 모델이 처음 보는 길이 64에서 맞게 읽은 비율",
+    "ch11_longer_alibi_drop": "ALiBi 모델의 정확도가 길이 16에서 64로 가며 떨어진 폭",
+    "ch11_longer_rope_previous_at_32": ("RoPE 모델의 앞 토큰 헤드가 위치 "
+                                        "32의 쿼리에서 바로 앞 토큰에 준 가중치"),
+    "ch11_longer_64_rope_far_weight": ("같은 헤드가 위치 63의 쿼리에서 거리 16 이상(학습 "
+                                       "때 본 적 없는 거리)의 키에 준 가중치의 합"),
 }
 
 
