@@ -115,6 +115,8 @@ DESCRIPTIONS = {
     "ch11_train_seconds": "위치 방식이 다른 세 모델을 학습한 시간의 합(초)",
     "ch11_trained_16_sinusoidal": ("길이 16으로 학습한 사인 위치 인코딩 모델이 "
                                    "길이 16에서 바로 앞 숫자를 맞게 읽은 비율"),
+    "ch11_longer_24_sinusoidal": ("같은 사인 위치 인코딩 모델이 처음 "
+                                  "보는 길이 24에서 맞게 읽은 비율"),
     "ch11_longer_32_sinusoidal": ("같은 사인 위치 인코딩 모델이 처음 "
                                   "보는 길이 32에서 맞게 읽은 비율"),
     "ch11_longer_64_sinusoidal": ("같은 사인 위치 인코딩 모델이 처음 "
@@ -132,6 +134,21 @@ DESCRIPTIONS = {
                                         "32의 쿼리에서 바로 앞 토큰에 준 가중치"),
     "ch11_longer_64_rope_far_weight": ("같은 헤드가 위치 63의 쿼리에서 거리 16 이상(학습 "
                                        "때 본 적 없는 거리)의 키에 준 가중치의 합"),
+    "ch11_rope_seen_distance_score": ("RoPE 모델의 앞 토큰 헤드에서, 학습 때 본 거리 2-15의 "
+                                      "스코어 − 거리 1의 스코어 가운데 최댓값(위치 63의 쿼리)"),
+    "ch11_longer_rope_unseen_distance_score": ("같은 헤드에서 학습 때 못 본 거리 16 이상의 "
+                                               "스코어 − 거리 1의 스코어 가운데 최댓값"),
+    "ch11_longer_rope_first_winning_distance": ("같은 헤드에서 거리 1보다 스코어가 높은 "
+                                                "가장 가까운 거리"),
+    "ch11_longer_alibi_steep_previous": ("ALiBi 모델 첫 레이어의 헤드 0(기울기 1/4)이 위치 "
+                                         "63에서 바로 앞 토큰에 준 가중치"),
+    "ch11_alibi_most_previous": ("ALiBi 모델 첫 레이어에서 위치 15의 쿼리가 바로 앞 "
+                                 "토큰에 준 가중치의 헤드별 최댓값"),
+    "ch11_longer_alibi_steep_far": "같은 헤드 0이 위치 63에서 거리 16 이상의 키에 준 가중치의 합",
+    "ch11_longer_alibi_steep_previous_change": ("헤드 0이 바로 앞 토큰에 준 가중치의 "
+                                                "위치 15와 63 사이의 차이"),
+    "ch11_longer_alibi_gentle_far": ("ALiBi 모델 첫 레이어의 헤드 3(기울기 1/256)이 위치 "
+                                     "63에서 거리 16 이상의 키에 준 가중치의 합"),
 }
 
 
