@@ -91,6 +91,11 @@ DESCRIPTIONS = {
     "ch6_end_token_on_trailing_zeros":
         "0으로 끝나는 수에서 끝 토큰이 끝의 0들 가운데 하나를 가장 크게 보는 비율",
     "ch6_zero_read_as_yeong": "0을 ‘영’으로 읽었는가(읽었으면 1)",
+    "ch6_short_exact_match": "1부터 99까지의 수를 맞게 읽은 비율",
+    "ch6_short_read_as_three_digits":
+        "1부터 99까지의 수를 마지막 숫자를 되풀이한 세 자리 수처럼 읽은 비율",
+    "ch6_short_missing_digit_on_last":
+        "세 자리 수처럼 읽을 때 없는 자리의 음절이 마지막 숫자를 가장 크게 보는 비율",
     "ch6_stress_eok_count": "아홉 자리 수 두 개의 읽기 가운데 ‘억’이 든 것의 수",
     "ch6_exact_match_without_attention_output":
         "크로스 어텐션의 출력 투영을 0으로 바꾼 모델의 완전 일치 정확도(테스트 앞 200개)",
