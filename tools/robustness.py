@@ -139,8 +139,8 @@ DESCRIPTIONS = {
                                         "32의 쿼리에서 바로 앞 토큰에 준 가중치"),
     "ch11_longer_64_rope_far_weight": ("같은 헤드가 위치 63의 쿼리에서 거리 16 이상(학습 "
                                        "때 본 적 없는 거리)의 키에 준 가중치의 합"),
-    "ch11_rope_seen_distance_score": ("RoPE 모델의 앞 토큰 헤드에서, 학습 때 본 거리 2-15의 "
-                                      "스코어 − 거리 1의 스코어 가운데 최댓값(위치 63의 쿼리)"),
+    "ch11_rope_seen_distance_gap": ("RoPE 모델의 앞 토큰 헤드에서, 거리 1의 스코어에서 학습 때 본 "
+                                    "거리 2-15의 가장 높은 스코어를 뺀 값(위치 63의 쿼리)"),
     "ch11_longer_rope_unseen_distance_score": ("같은 헤드에서 학습 때 못 본 거리 16 이상의 "
                                                "스코어 − 거리 1의 스코어 가운데 최댓값"),
     "ch11_longer_rope_first_winning_distance": ("같은 헤드에서 거리 1보다 스코어가 높은 "
