@@ -69,7 +69,7 @@ class BahdanauAttention(keras.layers.Layer):
         self.w1 = keras.layers.Dense(self.units, use_bias=False, name="w1")
         self.w2 = keras.layers.Dense(self.units, use_bias=False, name="w2")
         self.v = keras.layers.Dense(1, use_bias=False, name="v")
-        self.supports_masking = True  # consumes a mask over time; its outputs carry none
+        self.supports_masking = True  # 시간 축의 마스크를 받고, 출력에는 마스크가 없다
 
     def build(self, query_shape, values_shape):
         if len(query_shape) != 2 or len(values_shape) != 3:

@@ -455,7 +455,7 @@ class KVCache:
             self._keys[layer], self._values[layer] = keys, values
             return
         slots = np.arange(self._seen[layer] - keys.shape[-2], self._seen[layer])
-        keep = slots >= self._seen[layer] - self.max_entries    # only the last max_entries
+        keep = slots >= self._seen[layer] - self.max_entries    # 마지막 max_entries개만
         for store, arr in ((self._keys, keys), (self._values, values)):
             if store[layer] is None:
                 store[layer] = np.zeros((*arr.shape[:2], self.max_entries, arr.shape[3]),

@@ -152,8 +152,8 @@ def greedy_decode(encoder: keras.Model, decoder: keras.Model, source_ids, *, sta
     step = as_graph(decoder)
     ids = np.full((len(source), 1), start_id, dtype=np.int32)
     with warnings.catch_warnings():
-        # With one input position (S = 1) Keras warns that a softmax over one key is always 1,
-        # which is correct for attention over a single key.
+        # 입력 위치가 하나(S = 1)이면 Keras는 키 하나에 대한 소프트맥스가 늘 1이라고
+        # 경고한다. 키가 하나인 어텐션에서는 그것이 맞는 값이므로 경고를 끈다.
         warnings.filterwarnings("ignore", message="You are using a softmax over axis")
         for _ in range(max_length):
             probs, weights = step(ids, encoder_outputs, state, source)
