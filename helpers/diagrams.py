@@ -23,6 +23,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 
 import matplotlib
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.backends.backend_svg import FigureCanvasSVG
 from matplotlib.figure import Figure
 from matplotlib.font_manager import FontProperties, findfont
@@ -35,6 +36,7 @@ from ._checks import integer, key_dim, one_of, strings
 __all__ = ["multi_head", "encoder_decoder", "transformer_layers", "kv_cache",
            "grouped_query", "to_svg", "show", "labels"]
 
+PNG_DPI = 150  # the course's figures (helpers.notebook.setup)
 WIDTH = 7.0  # inches: the site's column is 672 CSS pixels = 7 inches of 96 pixels
 FONT = "NanumGothic"
 # After the embedded fonts, what a viewer that ignores them should try for Hangul.
@@ -655,11 +657,15 @@ def to_svg(fig: Figure) -> str:
 
 
 def show(fig: Figure) -> None:
-    """Display ``fig`` in the notebook as an ``image/svg+xml`` output (texts kept as text).
+    """Display ``fig`` in the notebook as an SVG output (texts kept as text), with a PNG twin.
 
-    The output's metadata gives the display width (one inch = 96 CSS pixels, as for the
-    course's PNG figures) and the smallest text's size in CSS pixels at that width, the two
-    numbers ``helpers.plotting.describe_figure_outputs`` gives PNG figures.
+    The site and the PDF use the SVG (myst-nb prefers ``image/svg+xml``), and so do JupyterLab
+    and Colab once the notebook is trusted or the cell has run. JupyterLab does not render
+    SVG from an untrusted notebook (one just cloned), so the output also carries a PNG drawn
+    at the course's 150 dots per inch, which it shows instead. Each has the metadata
+    ``helpers.plotting.describe_figure_outputs`` gives PNG figures: the display width (one
+    inch = 96 CSS pixels) and the smallest text's size in pixels of that image (for the SVG,
+    CSS pixels at its natural size).
 
     Parameters
     ----------
@@ -673,11 +679,19 @@ def show(fig: Figure) -> None:
     from IPython.display import display  # noqa: PLC0415 - only in notebooks
 
     svg = to_svg(fig)
+    png = io.BytesIO()
+    with _style():
+        FigureCanvasAgg(fig)
+        fig.savefig(png, format="png", dpi=PNG_DPI, metadata={"Software": None})
     width, height = fig.get_size_inches()
-    sizes = [t.get_fontsize() for t in fig.findobj(Text)
-             if t.get_visible() and t.get_text().strip()]
-    metadata = {"width": round(width * plotting.CSS_PX_PER_INCH),
-                plotting.TEXT_SIZE_KEY: round(min(sizes) * plotting.CSS_PX_PER_INCH / 72, 2)}
+    smallest = min(t.get_fontsize() for t in fig.findobj(Text)
+                   if t.get_visible() and t.get_text().strip())
+    shown = round(width * plotting.CSS_PX_PER_INCH)
+    metadata = {
+        "image/svg+xml": {"width": shown, plotting.TEXT_SIZE_KEY:
+                          round(smallest * plotting.CSS_PX_PER_INCH / 72, 2)},
+        "image/png": {"width": shown, plotting.TEXT_SIZE_KEY: round(smallest * PNG_DPI / 72, 2)},
+    }
     text = f"<도식 {fig.get_label()}: {width:g}×{height:g}인치>"
-    display({"image/svg+xml": svg, "text/plain": text},
-            metadata={"image/svg+xml": metadata}, raw=True)
+    display({"image/svg+xml": svg, "image/png": base64.b64encode(png.getvalue()).decode(),
+             "text/plain": text}, metadata=metadata, raw=True)

@@ -141,7 +141,7 @@ def test_svg_carries_the_glyphs_of_its_labels():
     assert "'Noto Sans CJK KR'" in svg  # a fallback for viewers that ignore embedded fonts
 
 
-def test_show_displays_svg_with_width_and_text_size(monkeypatch):
+def test_show_displays_svg_with_a_png_twin_width_and_text_size(monkeypatch):
     import IPython.display
 
     shown = []
@@ -150,5 +150,9 @@ def test_show_displays_svg_with_width_and_text_size(monkeypatch):
     diagrams.show(diagrams.kv_cache())
     (data, options), = shown
     assert data["image/svg+xml"].startswith("<svg") and options["raw"]
-    assert options["metadata"]["image/svg+xml"] == {"width": 672, "smallest_text_px": 10.0}
+    png = base64.b64decode(data["image/png"])
+    assert png.startswith(b"\x89PNG") and int.from_bytes(png[16:20], "big") == 7 * 150
+    assert options["metadata"] == {
+        "image/svg+xml": {"width": 672, "smallest_text_px": 10.0},  # 7.5 pt in CSS pixels
+        "image/png": {"width": 672, "smallest_text_px": 15.62}}  # 7.5 pt at 150 dpi
     assert data["text/plain"].startswith("<도식 kv_cache")
