@@ -450,7 +450,7 @@ def kv_cache(n: int = 7, num_layers: int = 2) -> Figure:
     """
     n = integer(n, "n", low=2, high=10)
     num_layers = integer(num_layers, "num_layers", low=1, high=3)
-    panel = 0.5 * num_layers + 0.75
+    panel = 0.5 * num_layers + 0.8
     height = 2 * panel + 0.05
     with _style():
         fig, ax = _canvas(WIDTH, height, "kv_cache")
@@ -461,7 +461,7 @@ def kv_cache(n: int = 7, num_layers: int = 2) -> Figure:
             top = height - 0.15 - p * panel
             ax.text(0.1, top - 0.1, title, ha="left", va="center", fontsize=8.5)
             for layer in range(num_layers):
-                y = top - 0.55 - layer * 0.5
+                y = top - 0.68 - layer * 0.5
                 ax.text(x0 - 0.1, y + 0.19, f"레이어 {num_layers - layer}", ha="right",
                         va="center", fontsize=8)
                 for pos in range(n):
@@ -470,7 +470,7 @@ def kv_cache(n: int = 7, num_layers: int = 2) -> Figure:
                          "계산" if new else "K, V", color=QUERY if new else KEY_VALUE,
                          fontsize=8)
             for pos in range(n):
-                ax.text(x0 + (pos + 0.5) * cell_w, top - 0.55 - num_layers * 0.5 + 0.37,
+                ax.text(x0 + (pos + 0.5) * cell_w, top - 0.68 - num_layers * 0.5 + 0.37,
                         f"위치 {pos}" if pos == 0 else str(pos), ha="center", va="center",
                         fontsize=7.5, color="#555555")
     return fig
