@@ -17,6 +17,8 @@ helpers.korean_numbers
     Korean readings of numbers and the character vocabulary of chapter 6.
 helpers.plotting
     Attention heatmaps with Korean labels.
+helpers.diagrams
+    The architecture diagrams (chapters 3, 6, 8, 9, 10), shown as SVG whose labels stay text.
 helpers.claims
     Checks and glue for the numbers a chapter's prose quotes about trained models.
 helpers.notebook

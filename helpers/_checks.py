@@ -99,6 +99,38 @@ def one_of(value, name: str, choices: Iterable):
     return value
 
 
+def strings(value, name: str, *, low: int = 1, high: int | None = None) -> list[str]:
+    """``value`` as a list of non-empty strings (tokens, labels), ``low`` to ``high`` of them.
+
+    >>> strings(("2", "0"), "source")
+    ['2', '0']
+    >>> strings("2026", "source")
+    Traceback (most recent call last):
+    TypeError: source must be a sequence of strings, one per token; got the single str '2026'
+    >>> strings(["2", ""], "source")
+    Traceback (most recent call last):
+    ValueError: source must hold non-empty strings; got '' at index 1
+    """
+    if isinstance(value, str):
+        raise TypeError(f"{name} must be a sequence of strings, one per token; got the single "
+                        f"str {value!r}")
+    try:
+        items = list(value)
+    except TypeError:
+        raise TypeError(f"{name} must be a sequence of strings; got {value!r} "
+                        f"({type(value).__name__})") from None
+    for index, item in enumerate(items):
+        if not isinstance(item, str):
+            raise TypeError(f"{name} must hold strings; got {item!r} ({type(item).__name__}) "
+                            f"at index {index}")
+        if not item:
+            raise ValueError(f"{name} must hold non-empty strings; got '' at index {index}")
+    if len(items) < low or high is not None and len(items) > high:
+        count = f"at least {low}" if high is None else f"{low} to {high}"
+        raise ValueError(f"{name} must hold {count} strings; got {len(items)}")
+    return items
+
+
 def float_array(x, name: str, *, min_rank: int = 0, ndim: int | None = None,
                 axes: str | None = None, finite: bool = True) -> np.ndarray:
     """``x`` as a floating-point array: float32/float64 stay as they are, integers -> float64.

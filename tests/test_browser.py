@@ -125,13 +125,19 @@ MIN_TEXT_PX = 9  # the smallest figure text, in CSS pixels as shown at the stand
 
 
 def notebook_figures(nb_path):
-    """{file name myst-nb gives the PNG on the site: (smallest text in PNG px, alt text)}."""
+    """{file name myst-nb gives the figure on the site: (smallest text in pixels of the
+    image's natural size, alt text)}. The site shows a diagram's SVG, not its PNG twin."""
     figures = {}
     for cell in nbformat.read(ROOT / nb_path, as_version=4).cells:
         alt = cell.metadata.get("mystnb", {}).get("image", {}).get("alt")
         for output in cell.get("outputs", []):
-            if "image/png" in output.get("data", {}):
-                png = base64.b64decode(output["data"]["image/png"])
+            data = output.get("data", {})
+            if "image/svg+xml" in data:  # a diagram; myst-nb hashes its lines rejoined
+                svg = "\n".join(data["image/svg+xml"].splitlines()).encode()
+                size = output["metadata"]["image/svg+xml"]["smallest_text_px"]
+                figures[hashlib.sha256(svg).hexdigest() + ".svg"] = (size, alt)
+            elif "image/png" in data:
+                png = base64.b64decode(data["image/png"])
                 size = output["metadata"]["image/png"]["smallest_text_px"]
                 figures[hashlib.sha256(png).hexdigest() + ".png"] = (size, alt)
     return figures

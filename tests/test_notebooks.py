@@ -146,10 +146,14 @@ def test_code_lines_fit_88_columns(path):
     assert not long, f"{path}: code lines wider than {CODE_COLUMNS} columns:\n" + "\n".join(long)
 
 
+FIGURE_TYPES = ("image/png", "image/svg+xml")  # matplotlib's PNGs, helpers.diagrams' SVGs
+
+
 def figure_cells(path):
-    """(index, cell, PNG outputs) of every code cell of ``path`` that shows a figure."""
+    """(index, cell, figure outputs) of every code cell of ``path`` that shows a figure."""
     for i, cell in enumerate(read(path).cells):
-        pngs = [o for o in cell.get("outputs", []) if "image/png" in o.get("data", {})]
+        pngs = [o for o in cell.get("outputs", [])
+                if set(FIGURE_TYPES) & set(o.get("data", {}))]
         if pngs:
             yield i, cell, pngs
 
@@ -180,6 +184,7 @@ def test_figure_names_are_unique():
 def test_figures_carry_their_display_width_and_text_size(path):
     """helpers.setup() makes every figure output say how wide to show it and its smallest text."""
     for i, _, pngs in figure_cells(path):
-        metadata = pngs[0].get("metadata", {}).get("image/png", {})
+        kind = next(t for t in FIGURE_TYPES if t in pngs[0]["data"])
+        metadata = pngs[0].get("metadata", {}).get(kind, {})
         assert {"width", "smallest_text_px"} <= set(metadata), \
             f"{path} cell {i}: figure output without helpers' metadata: {metadata}"

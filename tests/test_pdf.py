@@ -7,7 +7,9 @@ with a reason, except in CI (CI=true), where they fail. The download-menu check 
 
 import re
 import urllib.request
+from pathlib import Path
 from urllib.parse import urljoin
+from xml.etree import ElementTree
 
 import pytest
 import yaml
@@ -123,7 +125,8 @@ def images_on(page) -> set[int]:
 
 @pytest.mark.parametrize("name", toc_files(), ids=str)
 def test_every_figure_is_in_the_pdf(built_site, course_pdf, ranges, name):
-    figures = html(built_site, name).select("article img")  # matplotlib's PNGs, as <img>
+    figures = [img for img in html(built_site, name).select("article img")  # matplotlib's PNGs
+               if not img["src"].endswith(".svg")]  # diagrams print as vectors, tested below
     drawn = sum(len(images_on(course_pdf.pages[i])) for i in ranges[name])
     assert drawn >= len(figures), f"{name}: {len(figures)} figures, {drawn} images in the PDF"
 
@@ -197,3 +200,29 @@ def test_every_page_has_the_pdf_in_its_download_menu(built_site, server, name):
     items = menu.select("a.btn-download-course-pdf-button") if menu else []
     assert len(items) == 1, f"{name}: {len(items)} course PDF items in the download menu"
     assert urljoin(f"{server}/{name}.html", items[0]["href"]) == f"{server}/{PDF_NAME}"
+
+
+# The architecture diagrams (helpers.diagrams) and the page that shows each.
+DIAGRAM_PAGES = {
+    "fig-ch3-diagram-heads": "chapters/03_multi_head_attention",
+    "fig-ch6-diagram-encoder-decoder": "chapters/06_seq2seq_cross_attention",
+    "fig-ch8-diagram-layers": "chapters/08_transformer_block",
+    "fig-ch9-diagram-kv-cache": "chapters/09_decoder_only_generation",
+    "fig-ch10-diagram-groups": "chapters/10_grouped_query_sliding_window",
+}
+
+
+@pytest.mark.parametrize("name", DIAGRAM_PAGES)
+def test_diagrams_print_their_korean_labels_as_text(built_site, ranges, page_texts, name):
+    """A diagram's SVG is printed as vectors: every Korean label of the SVG is text in the PDF
+    (crisp at any zoom, searchable), on the pages of its chapter."""
+    page_name = DIAGRAM_PAGES[name]
+    img = html(built_site, page_name).select_one(f"figure#{name} img")
+    assert img is not None and img["src"].endswith(".svg"), f"{name}: no SVG on {page_name}"
+    svg = ElementTree.parse(built_site / Path(page_name).parent / img["src"]).getroot()
+    labels = {"".join(t.itertext()) for t in svg.iter("{http://www.w3.org/2000/svg}text")}
+    korean = sorted(label for label in labels if HANGUL.search(label))
+    assert len(korean) >= 3, f"{name}: too few Korean labels in the SVG: {korean}"
+    text = squeeze("".join(page_texts[i] for i in ranges[page_name]))
+    missing = [label for label in korean if squeeze(label) not in text]
+    assert not missing, f"{name}: labels not in the PDF's text: {missing}"

@@ -1,6 +1,7 @@
 """The built site: every page, every figure, and nothing the reader should not see."""
 
 import re
+from xml.etree import ElementTree
 
 import nbformat
 import pytest
@@ -9,6 +10,7 @@ from bs4 import BeautifulSoup
 from tools.toc import ROOT, toc_files, toc_notebooks
 
 HIDDEN_TAGS = {"remove-cell", "remove-output"}
+HANGUL = re.compile(r"[가-힣]")
 # What must never reach a rendered output: framework logs, warnings, tracebacks.
 BAD_OUTPUT = [
     (re.compile(r"Traceback \(most recent call last\)"), "a traceback"),
@@ -30,8 +32,9 @@ def soup(path):
 
 
 def visible_png_outputs(nb_path):
+    """Figures a chapter shows: matplotlib's PNGs and the diagrams' SVGs."""
     nb = nbformat.read(ROOT / nb_path, as_version=4)
-    return sum("image/png" in out.get("data", {})
+    return sum(bool({"image/png", "image/svg+xml"} & set(out.get("data", {})))
                for cell in nb.cells if not HIDDEN_TAGS & set(cell.metadata.get("tags", []))
                for out in cell.get("outputs", []))
 
@@ -120,3 +123,49 @@ def test_no_unparsed_myst_syntax_in_the_prose(built_site, name):
         code.decompose()
     match = RAW_MYST.search(main.get_text("\n"))
     assert not match, f"{name}: MyST syntax left as text: {match.group(0)!r}"
+
+
+# The architecture diagrams (helpers.diagrams): the page that shows each, and words its SVG
+# must hold as <text>, so that they stay sharp, searchable and readable aloud.
+DIAGRAMS = {
+    "fig-ch3-diagram-heads": ("chapters/03_multi_head_attention",
+                              ["헤드 1", "헤드 2", "헤드마다 어텐션", "이어 붙이기 (n, 2·4)"]),
+    "fig-ch6-diagram-encoder-decoder": ("chapters/06_seq2seq_cross_attention",
+                                        ["인코더", "디코더", "크로스 어텐션", "키·값", "쿼리",
+                                         "임베딩 → 양방향 GRU", "다음 토큰"]),
+    "fig-ch8-diagram-layers": ("chapters/08_transformer_block",
+                               ["인코더 레이어", "디코더 레이어", "더하기 → 레이어 정규화",
+                                "셀프 어텐션 (인과 마스크)", "크로스 어텐션",
+                                "사후 정규화: x ← LN(x + 서브레이어(x))"]),
+    "fig-ch9-diagram-kv-cache": ("chapters/09_decoder_only_generation",
+                                 ["계산", "K, V", "레이어 1", "레이어 2"]),
+    "fig-ch10-diagram-groups": ("chapters/10_grouped_query_sliding_window",
+                                ["쿼리 헤드", "키·값 헤드",
+                                 "그룹 쿼리 어텐션: 쿼리 헤드 8개, 키·값 헤드 2개"]),
+}
+SVG_NS = "{http://www.w3.org/2000/svg}"
+
+
+def diagram_svg(built_site, name):
+    """(the <figure> element of diagram ``name``, the text of its SVG file)."""
+    page_name, _ = DIAGRAMS[name]
+    html_path = page(built_site, page_name)
+    figure = soup(html_path).find("figure", id=name)
+    assert figure is not None, f"{page_name}: no figure {name}"
+    img = figure.find("img")
+    assert img is not None and img["src"].endswith(".svg"), f"{name}: not an SVG image: {img}"
+    return figure, (html_path.parent / img["src"]).resolve().read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("name", DIAGRAMS)
+def test_diagrams_are_vector_images_with_their_labels_as_text(built_site, name):
+    figure, svg = diagram_svg(built_site, name)
+    root = ElementTree.fromstring(svg)
+    assert root.tag == SVG_NS + "svg"
+    assert not list(root.iter(SVG_NS + "image")), f"{name}: a raster image inside the SVG"
+    texts = {"".join(t.itertext()) for t in root.iter(SVG_NS + "text")}
+    missing = [w for w in DIAGRAMS[name][1] if w not in texts]
+    assert not missing, f"{name}: labels not drawn as <text>: {missing}"
+    assert "@font-face" in svg and "font/ttf;base64," in svg, f"{name}: its font is not inside"
+    assert re.match(r"그림 \d+\.\d+", figure.find("figcaption").get_text(" ", strip=True))
+    assert HANGUL.search(figure.find("img").get("alt", "")), f"{name}: no Korean alt text"

@@ -1,0 +1,697 @@
+"""Architecture diagrams of the course, drawn with matplotlib and shown as SVG with real text.
+
+One function per diagram returns a matplotlib figure; :func:`show` displays it in a notebook
+as an ``image/svg+xml`` output. The SVG keeps every label as ``<text>`` (``svg.fonttype =
+"none"``), so the Korean labels are crisp at any size, can be searched and copied, and a
+screen reader can read them; the PDF of the course keeps them as text too. The SVG carries a
+subset of the fonts it uses (the Nanum Gothic bundled with koreanize-matplotlib, DejaVu Sans
+for symbols) as ``@font-face`` data, so the browser draws the labels with the font matplotlib
+measured them in, offline, on any machine: on the site, in the PDF, in JupyterLab and Colab.
+
+Each diagram is drawn in inches: one data unit of its axes is one inch of the figure, and a
+figure at most 7 inches wide fills the 672-pixel column of the site.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import io
+import logging
+import re
+import xml.etree.ElementTree as ET
+from collections.abc import Sequence
+
+import matplotlib
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.backends.backend_svg import FigureCanvasSVG
+from matplotlib.figure import Figure
+from matplotlib.font_manager import FontProperties, findfont
+from matplotlib.patches import Circle, FancyArrowPatch, FancyBboxPatch
+from matplotlib.text import Text
+
+from . import plotting  # registers the bundled Korean font
+from ._checks import integer, key_dim, one_of, strings
+
+__all__ = ["multi_head", "encoder_decoder", "transformer_layers", "kv_cache",
+           "grouped_query", "to_svg", "show", "labels"]
+
+PNG_DPI = 150  # the course's figures (helpers.notebook.setup)
+WIDTH = 7.0  # inches: the site's column is 672 CSS pixels = 7 inches of 96 pixels
+FONT = "NanumGothic"
+# After the embedded fonts, what a viewer that ignores them should try for Hangul.
+FALLBACK = "'Noto Sans CJK KR', 'Apple SD Gothic Neo', 'Malgun Gothic', sans-serif"
+STYLE = {"svg.fonttype": "none", "svg.hashsalt": "attention-course", "font.family": [FONT],
+         "font.size": 9, "mathtext.fontset": "dejavusans", "axes.unicode_minus": False}
+
+INK = "#333333"
+QUERY = "#f4a259"  # queries, and what is computed anew (chapters 9 and 10 use the same)
+KEY_VALUE = "#8ecae6"  # keys and values, and what is read from the KV cache
+ATTENTION = "#cdb4db"
+FFN = "#b5e48c"
+NORM = "#ffe08a"
+PLAIN = "#e9ecef"
+HEADS = ("#f4a259", "#8ecae6", "#b5e48c", "#cdb4db")
+MIXED = "#adb5bd"
+
+
+@contextlib.contextmanager
+def _style():
+    with matplotlib.rc_context(STYLE):
+        yield
+
+
+def _canvas(width: float, height: float, name: str):
+    """A figure ``width`` x ``height`` inches whose one axes counts in inches, without frame."""
+    fig = Figure(figsize=(width, height))
+    fig.set_label(name)
+    ax = fig.add_axes((0, 0, 1, 1))
+    ax.set(xlim=(0, width), ylim=(0, height))
+    ax.set_axis_off()
+    return fig, ax
+
+
+def _box(ax, x: float, y: float, w: float, h: float, label: str = "", *, color: str = PLAIN,
+         fontsize: float = 9, dashed: bool = False, **text):
+    """A rounded box with lower-left corner (x, y) and its label centred inside."""
+    ax.add_patch(FancyBboxPatch((x, y), w, h, boxstyle="round,pad=0,rounding_size=0.05",
+                                facecolor=color if not dashed else "none", edgecolor=INK,
+                                linewidth=0.8, linestyle="--" if dashed else "-"))
+    if label:
+        ax.text(x + w / 2, y + h / 2, label, ha="center", va="center", fontsize=fontsize,
+                linespacing=1.3, **text)
+
+
+def _arrow(ax, start, end, *, width: float = 0.9, color: str = INK, rad: float = 0.0,
+           style: str = "-|>"):
+    ax.add_patch(FancyArrowPatch(start, end, arrowstyle=style, mutation_scale=8,
+                                 linewidth=width, color=color, shrinkA=0, shrinkB=0,
+                                 connectionstyle=f"arc3,rad={rad}"))
+
+
+def _cells(ax, x: float, y: float, colors: Sequence[str], size: float, height: float):
+    """A row of square-ish cells (one per feature), coloured one by one."""
+    for i, color in enumerate(colors):
+        ax.add_patch(FancyBboxPatch((x + i * size, y), size, height,
+                                    boxstyle="square,pad=0", facecolor=color,
+                                    edgecolor=INK, linewidth=0.6))
+
+
+def multi_head(d_model: int = 8, num_heads: int = 2) -> Figure:
+    """The heads of multi-head attention, split and joined, drawn for ``d_model`` features.
+
+    Top to bottom: the input ``X``; its query, key and value projections (one cell per
+    feature, coloured by the head that gets it); the split into ``num_heads`` heads of
+    ``key_dim = d_model // num_heads`` features; each head's scaled dot-product attention;
+    the heads' outputs; their concatenation; and the output projection back to ``d_model``.
+
+    Parameters
+    ----------
+    d_model : int, default 8
+        Features of the input and output, 2 to 16 (one drawn cell each).
+    num_heads : int, default 2
+        Number of heads, 1 to 4; must divide ``d_model``.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        7 inches wide; show it with :func:`show`.
+
+    Raises
+    ------
+    TypeError
+        If an argument is not an integer.
+    ValueError
+        If ``d_model`` is not in 2..16, ``num_heads`` not in 1..4, or ``num_heads`` does not
+        divide ``d_model``.
+
+    Notes
+    -----
+    Vaswani et al. (2017), section 3.2.2 and figure 2 (right); chapter 3.
+
+    Examples
+    --------
+    >>> fig = multi_head(8, 2)
+    >>> [s for s in labels(fig) if s in ("헤드 1", "헤드 2") or s.startswith("이어")]
+    ['헤드 1', '헤드 2', '이어 붙이기 (n, 2·4)']
+    """
+    d_model = integer(d_model, "d_model", low=2, high=16)
+    num_heads = integer(num_heads, "num_heads", low=1, high=len(HEADS))
+    k = key_dim(d_model, num_heads)
+    height = 5.0
+    with _style():
+        fig, ax = _canvas(WIDTH, height, "multi_head")
+        left, x0 = 0.1, 2.7
+        cell = min(0.42, (WIDTH - x0 - 0.2) / d_model)
+        bar, box_h = 0.26, 0.42
+        head_colors = [HEADS[i // k] for i in range(d_model)]
+        rows = {"x": 4.55, "qkv": 3.75, "heads": 2.75, "outs": 1.95, "concat": 1.15,
+                "out": 0.2}
+
+        def side(y, text, small=None):
+            ax.text(left, y + bar / 2 + (0.09 if small else 0), text, ha="left",
+                    va="center", fontsize=9)
+            if small:
+                ax.text(left, y + bar / 2 - 0.13, small, ha="left", va="center",
+                        fontsize=7.5, color="#555555")
+
+        def head_x(i):
+            return x0 + i * k * cell
+
+        _cells(ax, x0, rows["x"], [PLAIN] * d_model, cell, bar)
+        side(rows["x"], f"입력 X (n, {d_model})")
+        mid = x0 + d_model * cell / 2
+        _arrow(ax, (mid, rows["x"]), (mid, rows["qkv"] + bar))
+        ax.text(mid + 0.08, (rows["x"] + rows["qkv"] + bar) / 2, r"$W^Q,\ W^K,\ W^V$",
+                ha="left", va="center", fontsize=8)
+        _cells(ax, x0, rows["qkv"], head_colors, cell, bar)
+        side(rows["qkv"], f"쿼리·키·값 투영 (n, {d_model})", "셋 다 같은 모양으로 나눈다")
+        ax.text(left, (rows["qkv"] + rows["heads"] + box_h) / 2,
+                f"헤드 {num_heads}개로 나누기: 헤드마다 key_dim = {d_model} / {num_heads} = {k}",
+                ha="left", va="center", fontsize=7.5, color="#555555")
+        for i in range(num_heads):
+            xs, w = head_x(i), k * cell
+            _arrow(ax, (xs + w / 2, rows["qkv"]), (xs + w / 2, rows["heads"] + box_h))
+            _box(ax, xs + 0.03, rows["heads"], w - 0.06, box_h, f"헤드 {i + 1}",
+                 color=HEADS[i], fontsize=8.5)
+            _arrow(ax, (xs + w / 2, rows["heads"]), (xs + w / 2, rows["outs"] + bar))
+            _cells(ax, xs, rows["outs"], [HEADS[i]] * k, cell, bar)
+            _arrow(ax, (xs + w / 2, rows["outs"]), (xs + w / 2, rows["concat"] + bar))
+        side(rows["heads"] + (box_h - bar) / 2, "헤드마다 어텐션",
+             "스케일드 닷-프로덕트 어텐션")
+        side(rows["outs"], f"헤드의 출력 (n, {k}) × {num_heads}")
+        _cells(ax, x0, rows["concat"], head_colors, cell, bar)
+        side(rows["concat"], f"이어 붙이기 (n, {num_heads}·{k})")
+        _arrow(ax, (mid, rows["concat"]), (mid, rows["out"] + bar))
+        ax.text(mid + 0.08, (rows["concat"] + rows["out"] + bar) / 2,
+                rf"$W^O$  ({num_heads}·{k}, {d_model})", ha="left", va="center", fontsize=8)
+        _cells(ax, x0, rows["out"], [MIXED] * d_model, cell, bar)
+        side(rows["out"], f"출력 (n, {d_model})", "출력 투영이 모든 헤드의 성분을 섞는다")
+    return fig
+
+
+def encoder_decoder(source: Sequence[str] = ("2", "0", "2", "6"),
+                    target: Sequence[str] = ("<s>", "이", "천", "이", "십", "육"),
+                    *, step: int = 3, attend_to: int = 2, prediction: str = "십",
+                    rnn: str = "RNN") -> Figure:
+    """An encoder-decoder with cross-attention: the decoder's query looks at the encoder.
+
+    The encoder (an embedding and a bidirectional RNN) turns the source tokens into outputs
+    ``h_j``, the keys and values. The decoder (an embedding and an RNN) reads the tokens
+    generated so far; its state ``s_t`` at ``step`` is the query. Lines from ``s_t`` to every
+    ``h_j`` are the attention weights (the one to ``attend_to`` is drawn heavy); their
+    weighted average is the context vector ``c_t``, which with ``s_t`` gives the next token.
+
+    Parameters
+    ----------
+    source : sequence of str, 1 to 6 tokens
+        The encoder's input tokens.
+    target : sequence of str, 1 to 6 tokens
+        The decoder's input tokens (teacher forcing: the start token, then the answer).
+    step : int, default 3
+        Which decoder position's query is drawn (0-based, ``< len(target)``).
+    attend_to : int, default 2
+        The source position that query weighs most (0-based, ``< len(source)``).
+    prediction : str, default "십"
+        The token the decoder outputs at ``step``.
+    rnn : str, default "RNN"
+        The recurrent layer's name in the labels, for example "GRU" (chapter 6's model).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        7 inches wide; show it with :func:`show`.
+
+    Raises
+    ------
+    TypeError
+        If ``source`` or ``target`` is not a sequence of strings (a single str is refused),
+        ``step`` or ``attend_to`` is not an integer, or ``prediction`` or ``rnn`` is not a
+        string.
+    ValueError
+        If a sequence is empty, longer than 6 or holds an empty string, ``step`` or
+        ``attend_to`` is out of range, or ``prediction`` or ``rnn`` is empty.
+
+    Notes
+    -----
+    Bahdanau et al. (2015), figure 1; Luong et al. (2015), figure 2; chapter 6 (and 1).
+
+    Examples
+    --------
+    >>> fig = encoder_decoder()
+    >>> {"인코더", "디코더", "크로스 어텐션"} <= set(labels(fig))
+    True
+    """
+    source = strings(source, "source", high=6)
+    target = strings(target, "target", high=6)
+    step = integer(step, "step", low=0, high=len(target) - 1)
+    attend_to = integer(attend_to, "attend_to", low=0, high=len(source) - 1)
+    prediction = strings([prediction], "prediction")[0]
+    rnn = strings([rnn], "rnn")[0]
+    height = 4.3
+    with _style():
+        fig, ax = _canvas(WIDTH, height, "encoder_decoder")
+        tok_w, gap, tok_h = 0.4, 0.1, 0.32
+        y_tok, y_rnn, y_state = 0.45, 1.1, 1.75
+
+        def row(n, centre):
+            start = centre - (n * tok_w + (n - 1) * gap) / 2
+            return [start + i * (tok_w + gap) for i in range(n)]
+
+        enc_x, dec_x = row(len(source), 1.75), row(len(target), 5.1)
+        for name, xs, tokens, layers, state, color, centre in (
+                ("인코더", enc_x, source, f"임베딩 → 양방향 {rnn}", "h", KEY_VALUE, 1.75),
+                ("디코더", dec_x, target, f"임베딩 → {rnn}", "s", QUERY, 5.1)):
+            ax.text(centre, 0.12, name, ha="center", va="center", fontsize=10,
+                    fontweight="bold")
+            span = xs[-1] + tok_w - xs[0]
+            _box(ax, xs[0], y_rnn, span, 0.34, layers, color=PLAIN, fontsize=8.5)
+            for i, (x, token) in enumerate(zip(xs, tokens, strict=True)):
+                _box(ax, x, y_tok, tok_w, tok_h, token, color="white", fontsize=9)
+                _arrow(ax, (x + tok_w / 2, y_tok + tok_h), (x + tok_w / 2, y_rnn))
+                _arrow(ax, (x + tok_w / 2, y_rnn + 0.34), (x + tok_w / 2, y_state))
+                _box(ax, x, y_state, tok_w, tok_h, rf"${state}_{{{i + 1}}}$", color=color,
+                     fontsize=9)
+        ax.text(enc_x[0] - 0.1, y_state + tok_h / 2, "키·값", ha="right", va="center",
+                fontsize=8.5)
+        ax.text(dec_x[-1] + tok_w + 0.1, y_state + tok_h / 2, "쿼리", ha="left",
+                va="center", fontsize=8.5)
+        query = (dec_x[step] + tok_w / 2, y_state + tok_h)
+        for j, x in enumerate(enc_x):
+            heavy = j == attend_to
+            _arrow(ax, query, (x + tok_w / 2, y_state + tok_h), rad=0.2,
+                   width=2.4 if heavy else 0.6, color=INK if heavy else "#888888",
+                   style="-")
+        ax.text(3.45, 2.88, "크로스 어텐션", ha="center", va="center", fontsize=10,
+                fontweight="bold")
+        ax.text(3.45, 2.66, "쿼리가 모든 키와 비교해 가중치를 낸다 (굵을수록 크다)",
+                ha="center", va="center", fontsize=7.5, color="#555555")
+        y_ctx, out_x = 3.2, 5.1
+        _box(ax, 0.75, y_ctx, 2.0, 0.42, "컨텍스트 벡터\n값들의 가중 평균", color=ATTENTION,
+             fontsize=8)
+        _box(ax, out_x - 1.0, y_ctx, 2.0, 0.42, "출력 레이어\n컨텍스트 + 디코더 상태",
+             color=PLAIN, fontsize=8)
+        _arrow(ax, (2.75, y_ctx + 0.21), (out_x - 1.0, y_ctx + 0.21))
+        _arrow(ax, (enc_x[attend_to] + tok_w / 2, y_state + tok_h + 0.05), (1.75, y_ctx),
+               width=0.6, color="#888888")
+        _arrow(ax, query, (query[0], y_ctx), width=0.6, color="#888888")
+        _box(ax, out_x - 0.2, 3.85, 0.4, 0.32, prediction, color="white", fontsize=9)
+        _arrow(ax, (out_x, y_ctx + 0.42), (out_x, 3.85))
+        ax.text(out_x + 0.3, 4.01, "다음 토큰", ha="left", va="center", fontsize=8)
+    return fig
+
+
+def transformer_layers(norm: str = "post") -> Figure:
+    """An encoder layer and a decoder layer, with residual connections and layer normalisation.
+
+    Bottom to top. The encoder layer: self-attention, then the feed-forward network. The
+    decoder layer: causally masked self-attention, cross-attention whose keys and values are
+    the encoder's output, then the feed-forward network. Each sublayer has a residual
+    connection (the line that goes around it) and a layer normalisation: after the addition
+    for ``norm="post"`` (the original Transformer, ``LN(x + Sublayer(x))``), before the
+    sublayer for ``norm="pre"`` (``x + Sublayer(LN(x))``).
+
+    Parameters
+    ----------
+    norm : {"post", "pre"}, default "post"
+        Where the layer normalisation sits.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        7 inches wide; show it with :func:`show`.
+
+    Raises
+    ------
+    ValueError
+        If ``norm`` is not "post" or "pre".
+
+    Notes
+    -----
+    Vaswani et al. (2017), figure 1 (post-LN); Xiong et al. (2020), figure 1 (both); chapter 8.
+
+    Examples
+    --------
+    >>> sorted(s for s in labels(transformer_layers("pre")) if "정규화" in s)[:1]
+    ['레이어 정규화']
+    """
+    norm = one_of(norm, "norm", ("post", "pre"))
+    post = norm == "post"
+    box_w, box_h, small_h, gap = 2.3, 0.36, 0.3, 0.22
+    per_sublayer = box_h + 2 * gap + small_h if post else small_h + 3 * gap + box_h + 0.24
+    height = 0.65 + 3 * per_sublayer + (0 if post else small_h) + 0.45
+    with _style():
+        fig, ax = _canvas(WIDTH, height, f"transformer_layers_{norm}")
+
+        def column(x, sublayers, y0, title, extra=None):
+            """Draw one layer bottom-up from y0; return (top y, {label: box centre})."""
+            centre = x + box_w / 2
+            ax.text(centre, y0 - 0.3, title, ha="center", va="center", fontsize=10,
+                    fontweight="bold")
+            _arrow(ax, (centre, y0 - 0.12), (centre, y0 + 0.1))
+            y = y0 + 0.1
+            where = {}
+            for label, color in sublayers:
+                start = y
+                if not post:
+                    _box(ax, x + 0.35, y, box_w - 0.7, small_h, "레이어 정규화", color=NORM,
+                         fontsize=8)
+                    _arrow(ax, (centre, y + small_h), (centre, y + small_h + gap))
+                    y += small_h + gap
+                _box(ax, x, y, box_w, box_h, label, color=color, fontsize=8.5)
+                where[label] = (x, y + box_h / 2)
+                y += box_h
+                _arrow(ax, (centre, y), (centre, y + gap))
+                y += gap
+                if post:
+                    _box(ax, x + 0.2, y, box_w - 0.4, small_h, "더하기 → 레이어 정규화",
+                         color=NORM, fontsize=8)
+                    join = y + small_h / 2
+                    right = x + 0.2 + box_w - 0.4
+                else:
+                    ax.add_patch(Circle((centre, y + 0.12), 0.12, facecolor="white",
+                                       edgecolor=INK, linewidth=0.8))
+                    ax.text(centre, y + 0.12, "+", ha="center", va="center", fontsize=9)
+                    join = y + 0.12
+                    right = centre + 0.12
+                # the residual connection: from below the sublayer, around it, to the join
+                bypass = x + box_w + 0.25
+                ax.plot([centre, bypass, bypass], [start - 0.05, start - 0.05, join],
+                        color=INK, linewidth=0.9)
+                _arrow(ax, (bypass, join), (right, join))
+                y += small_h if post else 0.24
+                _arrow(ax, (centre, y), (centre, y + gap))
+                y += gap
+            if not post and extra:
+                _box(ax, x + 0.35, y, box_w - 0.7, small_h, extra, color=NORM, fontsize=8)
+                y += small_h
+            return y, where
+
+        enc_top, _ = column(0.45, [("멀티 헤드 셀프 어텐션", ATTENTION),
+                                   ("피드포워드 네트워크", FFN)], 0.55, "인코더 레이어",
+                            extra="마지막 레이어 정규화")
+        dec_top, where = column(3.95, [("셀프 어텐션 (인과 마스크)", ATTENTION),
+                                       ("크로스 어텐션", KEY_VALUE),
+                                       ("피드포워드 네트워크", FFN)], 0.55, "디코더 레이어",
+                                extra="마지막 레이어 정규화")
+        centre = 0.45 + box_w / 2
+        ax.text(centre, enc_top + 0.17, "인코더 출력", ha="center", va="center", fontsize=8.5)
+        cross_x, cross_y = where["크로스 어텐션"]
+        turn = 3.55
+        ax.plot([centre, centre, turn, turn], [enc_top + 0.3, enc_top + 0.45, enc_top + 0.45,
+                                               cross_y], color=INK, linewidth=0.9)
+        _arrow(ax, (turn, cross_y), (cross_x, cross_y))
+        ax.text((turn + cross_x) / 2, cross_y + 0.13, "키·값", ha="center", va="center",
+                fontsize=8)
+        rule = ("사후 정규화: x ← LN(x + 서브레이어(x))" if post
+                else "사전 정규화: x ← x + 서브레이어(LN(x))")
+        ax.text(0.45, height - 0.3, rule, ha="left", va="center", fontsize=8.5)
+        ax.text(0.45, height - 0.55, "옆으로 돌아가는 선이 잔차 연결", ha="left",
+                va="center", fontsize=7.5, color="#555555")
+        ax.text(3.95 + box_w / 2, dec_top + 0.17, "디코더 출력", ha="center", va="center",
+                fontsize=8.5)
+    return fig
+
+
+def kv_cache(n: int = 7, num_layers: int = 2) -> Figure:
+    """One generation step with and without a KV cache, position by position and layer by layer.
+
+    Top: without a cache, every position of every layer is computed again to produce the
+    token after position ``n - 1``. Bottom: with a KV cache, the keys and values of positions
+    ``0 .. n - 2`` are read from the cache and only position ``n - 1`` is computed.
+
+    Parameters
+    ----------
+    n : int, default 7
+        The sequence length at this step, 2 to 10.
+    num_layers : int, default 2
+        Layers drawn, 1 to 3.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        7 inches wide; show it with :func:`show`.
+
+    Raises
+    ------
+    TypeError
+        If an argument is not an integer.
+    ValueError
+        If ``n`` is not in 2..10 or ``num_layers`` not in 1..3.
+
+    Notes
+    -----
+    Pope et al. (2022), section 2; chapter 9.
+
+    Examples
+    --------
+    >>> "K, V" in labels(kv_cache(4, 1))
+    True
+    """
+    n = integer(n, "n", low=2, high=10)
+    num_layers = integer(num_layers, "num_layers", low=1, high=3)
+    panel = 0.5 * num_layers + 0.8
+    height = 2 * panel + 0.05
+    with _style():
+        fig, ax = _canvas(WIDTH, height, "kv_cache")
+        x0, cell_w = 1.0, min(0.78, (WIDTH - 1.1) / n)
+        titles = (f"캐시 없음: 위치 {n - 1}을 만들 때 위치 0–{n - 1}을 모두 다시 계산한다",
+                  f"KV 캐시: 위치 0–{n - 2}의 키·값은 캐시에서 읽고, 위치 {n - 1}만 계산한다")
+        for p, (cached, title) in enumerate(zip((False, True), titles, strict=True)):
+            top = height - 0.15 - p * panel
+            ax.text(0.1, top - 0.1, title, ha="left", va="center", fontsize=8.5)
+            for layer in range(num_layers):
+                y = top - 0.68 - layer * 0.5
+                ax.text(x0 - 0.1, y + 0.19, f"레이어 {num_layers - layer}", ha="right",
+                        va="center", fontsize=8)
+                for pos in range(n):
+                    new = pos == n - 1 or not cached
+                    _box(ax, x0 + pos * cell_w + 0.04, y, cell_w - 0.08, 0.38,
+                         "계산" if new else "K, V", color=QUERY if new else KEY_VALUE,
+                         fontsize=8)
+            for pos in range(n):
+                ax.text(x0 + (pos + 0.5) * cell_w, top - 0.68 - num_layers * 0.5 + 0.37,
+                        f"위치 {pos}" if pos == 0 else str(pos), ha="center", va="center",
+                        fontsize=7.5, color="#555555")
+    return fig
+
+
+def grouped_query(num_query_heads: int = 8, kv_heads: Sequence[int] = (8, 2, 1),
+                  names: Sequence[str] = ("멀티 헤드", "그룹 쿼리", "멀티 쿼리")) -> Figure:
+    """Query heads sharing key-value heads: one row per number of key-value heads.
+
+    In each row, the ``num_query_heads`` query heads (top) are joined to the key-value head
+    they use (bottom): query head ``h`` uses key-value head ``h // (num_query_heads // G)``
+    for ``G`` key-value heads.
+
+    Parameters
+    ----------
+    num_query_heads : int, default 8
+        Query heads, 1 to 12.
+    kv_heads : sequence of int, default (8, 2, 1)
+        Key-value heads of each row; each must divide ``num_query_heads``.
+    names : sequence of str, default ("멀티 헤드", "그룹 쿼리", "멀티 쿼리")
+        Each row's name, one per entry of ``kv_heads``.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        7 inches wide; show it with :func:`show`.
+
+    Raises
+    ------
+    TypeError
+        If a number is not an integer or ``names`` is not a sequence of strings.
+    ValueError
+        If a number is out of range, a row's key-value heads do not divide
+        ``num_query_heads``, or ``names`` and ``kv_heads`` differ in length.
+
+    Notes
+    -----
+    Shazeer (2019); Ainslie et al. (2023), figure 2; chapter 10.
+
+    Examples
+    --------
+    >>> "KV2" in labels(grouped_query(4, [4, 2], ["멀티 헤드", "그룹 쿼리"]))
+    True
+    """
+    num_query_heads = integer(num_query_heads, "num_query_heads", low=1, high=12)
+    groups = [integer(g, "kv_heads", low=1, high=num_query_heads) for g in kv_heads]
+    names = strings(names, "names", low=1, high=4)
+    if len(names) != len(groups):
+        raise ValueError(f"names must have one entry per kv_heads; got {len(names)} names "
+                         f"for {len(groups)} rows")
+    for g in groups:
+        if num_query_heads % g:
+            raise ValueError(f"kv_heads must divide num_query_heads (each key-value head "
+                             f"serves a group of the same size); got {g} for "
+                             f"num_query_heads={num_query_heads}")
+    row_h = 1.35
+    height = row_h * len(groups) + 0.1
+    with _style():
+        fig, ax = _canvas(WIDTH, height, "grouped_query")
+        x0 = 1.25
+        pitch = min(0.66, (WIDTH - x0 - 0.1) / num_query_heads)
+        w = pitch - 0.12
+        for r, (g, name) in enumerate(zip(groups, names, strict=True)):
+            top = height - 0.1 - r * row_h
+            size = num_query_heads // g
+            ax.text(0.1, top - 0.14, f"{name} 어텐션: 쿼리 헤드 {num_query_heads}개, "
+                    f"키·값 헤드 {g}개", ha="left", va="center", fontsize=8.5)
+            y_q, y_kv = top - 0.62, top - 1.22
+            ax.text(x0 - 0.12, y_q + 0.15, "쿼리 헤드", ha="right", va="center", fontsize=8)
+            ax.text(x0 - 0.12, y_kv + 0.15, "키·값 헤드", ha="right", va="center",
+                    fontsize=8)
+            kv_centres = [x0 + (j + 0.5) * size * pitch for j in range(g)]
+            for h in range(num_query_heads):
+                cx = x0 + (h + 0.5) * pitch
+                ax.plot([cx, kv_centres[h // size]], [y_q, y_kv + 0.3], color="#999999",
+                        linewidth=0.8, zorder=0)
+                _box(ax, cx - w / 2, y_q, w, 0.3, f"Q{h + 1}", color=QUERY, fontsize=8)
+            for j, cx in enumerate(kv_centres):
+                _box(ax, cx - w / 2, y_kv, w, 0.3, f"KV{j + 1}", color=KEY_VALUE,
+                     fontsize=7.5)
+    return fig
+
+
+def labels(fig: Figure) -> list[str]:
+    """The visible, non-empty texts of ``fig``, in drawing order.
+
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+
+    Returns
+    -------
+    list of str
+        One entry per text object (a label with a line break is one entry).
+
+    Raises
+    ------
+    TypeError
+        If ``fig`` is not a matplotlib figure.
+    """
+    if not isinstance(fig, Figure):
+        raise TypeError(f"fig must be a matplotlib Figure; got {type(fig).__name__}")
+    return [t.get_text() for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()]
+
+
+SVG_NS = "{http://www.w3.org/2000/svg}"
+
+
+def _faces(svg: str) -> dict[tuple[str, str, str], set[str]]:
+    """{(family, style, weight): characters drawn in it} for the texts of a matplotlib SVG."""
+    faces: dict[tuple[str, str, str], set[str]] = {}
+    for element in ET.fromstring(svg).iter():
+        drawn = (element.text or "").strip()
+        if element.tag not in (SVG_NS + "text", SVG_NS + "tspan") or not drawn:
+            continue
+        style = dict(part.split(":", 1) for part in
+                     (p.strip() for p in element.get("style", "").split(";")) if ":" in part)
+        style = {key.strip(): value.strip() for key, value in style.items()}
+        family = style.get("font-family", f"'{FONT}'").split(",")[0].strip().strip("'\"")
+        key = (family, style.get("font-style", "normal"), style.get("font-weight", "400"))
+        faces.setdefault(key, set()).update(element.text)
+    return faces
+
+
+def _font_face(family: str, style: str, weight: str, characters: set[str]) -> str:
+    """An @font-face rule carrying the glyphs of ``characters`` from matplotlib's font file."""
+    from fontTools import subset  # noqa: PLC0415 - only when a diagram is shown
+    from fontTools.ttLib import TTFont  # noqa: PLC0415
+
+    path = findfont(FontProperties(family=family, style=style, weight=int(weight)),
+                    fallback_to_default=False)
+    options = subset.Options()
+    options.hinting = False
+    options.notdef_outline = True
+    options.name_IDs = [1, 2]
+    font = TTFont(path, recalcTimestamp=False)
+    subsetter = subset.Subsetter(options)
+    subsetter.populate(text="".join(sorted(characters | {" "})))
+    logger = logging.getLogger("fontTools")
+    level = logger.level
+    logger.setLevel(logging.ERROR)  # tables it cannot subset are dropped, as they should be
+    try:
+        subsetter.subset(font)
+    finally:
+        logger.setLevel(level)
+    data = io.BytesIO()
+    font.save(data)
+    encoded = base64.b64encode(data.getvalue()).decode("ascii")
+    return (f"@font-face {{font-family: '{family}'; font-style: {style}; "
+            f"font-weight: {weight}; src: url(data:font/ttf;base64,{encoded});}}")
+
+
+def to_svg(fig: Figure) -> str:
+    """``fig`` as an SVG document whose texts stay text, with the fonts they need inside.
+
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+        A diagram of this module (or any figure drawn with Nanum Gothic and DejaVu Sans).
+
+    Returns
+    -------
+    str
+        The ``<svg>`` element, ``fig``'s size in points (one inch = 72 points = 96 CSS
+        pixels). Every label is a ``<text>`` element; its ``font-family`` names the embedded
+        subset first, then fonts that most systems have for Hangul. The same figure gives
+        the same bytes on every run (no date, fixed element ids).
+
+    Raises
+    ------
+    TypeError
+        If ``fig`` is not a matplotlib figure.
+    """
+    if not isinstance(fig, Figure):
+        raise TypeError(f"fig must be a matplotlib Figure; got {type(fig).__name__}")
+    buffer = io.StringIO()
+    with _style():
+        FigureCanvasSVG(fig).print_svg(buffer, metadata={"Date": None, "Creator": None})
+    svg = buffer.getvalue()
+    svg = svg[svg.index("<svg"):]
+    faces = "".join(_font_face(*key, chars) for key, chars in sorted(_faces(svg).items()))
+    svg = re.sub(r"font-family: ('[^']+')", rf"font-family: \1, {FALLBACK}", svg)
+    return svg.replace('<style type="text/css">', f'<style type="text/css">{faces}', 1)
+
+
+def show(fig: Figure) -> None:
+    """Display ``fig`` in the notebook as an SVG output (texts kept as text), with a PNG twin.
+
+    The site and the PDF use the SVG (myst-nb prefers ``image/svg+xml``), and so do JupyterLab
+    and Colab once the notebook is trusted or the cell has run. JupyterLab does not render
+    SVG from an untrusted notebook (one just cloned), so the output also carries a PNG drawn
+    at the course's 150 dots per inch, which it shows instead. Each has the metadata
+    ``helpers.plotting.describe_figure_outputs`` gives PNG figures: the display width (one
+    inch = 96 CSS pixels) and the smallest text's size in pixels of that image (for the SVG,
+    CSS pixels at its natural size).
+
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+
+    Raises
+    ------
+    TypeError
+        If ``fig`` is not a matplotlib figure.
+    """
+    from IPython.display import display  # noqa: PLC0415 - only in notebooks
+
+    svg = to_svg(fig)
+    png = io.BytesIO()
+    with _style():
+        FigureCanvasAgg(fig)
+        fig.savefig(png, format="png", dpi=PNG_DPI, metadata={"Software": None})
+    width, height = fig.get_size_inches()
+    smallest = min(t.get_fontsize() for t in fig.findobj(Text)
+                   if t.get_visible() and t.get_text().strip())
+    shown = round(width * plotting.CSS_PX_PER_INCH)
+    metadata = {
+        "image/svg+xml": {"width": shown, plotting.TEXT_SIZE_KEY:
+                          round(smallest * plotting.CSS_PX_PER_INCH / 72, 2)},
+        "image/png": {"width": shown, plotting.TEXT_SIZE_KEY: round(smallest * PNG_DPI / 72, 2)},
+    }
+    text = f"<도식 {fig.get_label()}: {width:g}×{height:g}인치>"
+    display({"image/svg+xml": svg, "image/png": base64.b64encode(png.getvalue()).decode(),
+             "text/plain": text}, metadata=metadata, raw=True)

@@ -1,0 +1,158 @@
+"""Tests of helpers.diagrams: labels, layout, SVG with text kept as text, input checks."""
+
+import base64
+import io
+import re
+import xml.etree.ElementTree as ET
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import pytest
+from fontTools.ttLib import TTFont
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+from matplotlib.text import Text
+
+from helpers import diagrams
+
+SVG = "{http://www.w3.org/2000/svg}"
+
+DIAGRAMS = {
+    "multi_head": (diagrams.multi_head, {"입력 X (n, 8)", "헤드 1", "헤드 2", "헤드마다 어텐션",
+                                         "이어 붙이기 (n, 2·4)", "출력 (n, 8)"}),
+    "encoder_decoder": (diagrams.encoder_decoder, {"인코더", "디코더", "크로스 어텐션", "키·값",
+                                                   "쿼리", "임베딩 → 양방향 RNN", "십"}),
+    "transformer_layers": (diagrams.transformer_layers,
+                           {"인코더 레이어", "디코더 레이어", "멀티 헤드 셀프 어텐션",
+                            "셀프 어텐션 (인과 마스크)", "크로스 어텐션", "피드포워드 네트워크",
+                            "더하기 → 레이어 정규화", "사후 정규화: x ← LN(x + 서브레이어(x))"}),
+    "kv_cache": (diagrams.kv_cache, {"K, V", "계산", "레이어 1", "레이어 2", "위치 0"}),
+    "grouped_query": (diagrams.grouped_query, {"쿼리 헤드", "키·값 헤드", "Q8", "KV2"}),
+}
+
+
+def texts(fig):
+    return [t for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()]
+
+
+@pytest.mark.parametrize("name", DIAGRAMS)
+def test_returns_a_figure_with_its_korean_labels(name):
+    draw, expected = DIAGRAMS[name]
+    fig = draw()
+    assert isinstance(fig, Figure)
+    assert expected <= set(diagrams.labels(fig)), expected - set(diagrams.labels(fig))
+
+
+@pytest.mark.parametrize("name", DIAGRAMS)
+def test_fits_the_column_and_is_readable(name):
+    """At most 7.2 inches wide (the site's column is 7), no text below 7 points."""
+    fig = DIAGRAMS[name][0]()
+    width, _ = fig.get_size_inches()
+    assert width <= 7.2
+    assert min(t.get_fontsize() for t in texts(fig)) >= 7
+
+
+@pytest.mark.parametrize("name", DIAGRAMS)
+def test_labels_do_not_overlap_and_stay_inside(name):
+    """Measured with the font the SVG carries, so the browser draws the same boxes."""
+    fig = DIAGRAMS[name][0]()
+    renderer = FigureCanvasAgg(fig).get_renderer()
+    boxes = [(t.get_text(), t.get_window_extent(renderer)) for t in texts(fig)]
+    frame = fig.bbox
+    for text, box in boxes:
+        assert frame.x0 <= box.x0 and box.x1 <= frame.x1 and frame.y0 <= box.y0 \
+            and box.y1 <= frame.y1, f"{name}: {text!r} reaches outside the figure"
+    for i, (a, box_a) in enumerate(boxes):
+        for b, box_b in boxes[i + 1:]:
+            assert not box_a.overlaps(box_b), f"{name}: {a!r} overlaps {b!r}"
+
+
+def test_pre_and_post_normalisation_are_drawn_differently():
+    pre, post = (set(diagrams.labels(diagrams.transformer_layers(n))) for n in ("pre", "post"))
+    assert "사전 정규화: x ← x + 서브레이어(LN(x))" in pre and "마지막 레이어 정규화" in pre
+    assert "더하기 → 레이어 정규화" in post and "더하기 → 레이어 정규화" not in pre
+
+
+def test_the_heads_follow_the_arguments():
+    labels = diagrams.labels(diagrams.multi_head(12, 3))
+    assert [s for s in labels if re.fullmatch(r"헤드 \d", s)] == ["헤드 1", "헤드 2", "헤드 3"]
+    assert "헤드 3개로 나누기: 헤드마다 key_dim = 12 / 3 = 4" in labels
+
+
+def test_kv_cache_marks_only_the_new_position_as_computed():
+    labels = diagrams.labels(diagrams.kv_cache(5, 3))
+    assert labels.count("계산") == 5 * 3 + 3 and labels.count("K, V") == 4 * 3
+
+
+@pytest.mark.parametrize("call, error, message", [
+    (lambda: diagrams.multi_head(10, 4), ValueError, "d_model must be divisible by num_heads"),
+    (lambda: diagrams.multi_head(8.0, 2), TypeError, "d_model must be an integer"),
+    (lambda: diagrams.multi_head(32, 2), ValueError, r"d_model must be an integer in \[2, 16\]"),
+    (lambda: diagrams.multi_head(8, 8), ValueError, "num_heads must be an integer in"),
+    (lambda: diagrams.encoder_decoder("2026"), TypeError, "source must be a sequence of strings"),
+    (lambda: diagrams.encoder_decoder(target=[]), ValueError, "target must hold 1 to 6"),
+    (lambda: diagrams.encoder_decoder(step=6), ValueError, "step must be an integer in"),
+    (lambda: diagrams.encoder_decoder(attend_to=-1), ValueError, "attend_to must be"),
+    (lambda: diagrams.transformer_layers("middle"), ValueError, "norm must be one of 'post'"),
+    (lambda: diagrams.kv_cache(1), ValueError, r"n must be an integer in \[2, 10\]"),
+    (lambda: diagrams.grouped_query(8, [3], ["그룹"]), ValueError, "kv_heads must divide"),
+    (lambda: diagrams.grouped_query(8, [8, 1], ["멀티 헤드"]), ValueError, "one entry per"),
+    (lambda: diagrams.to_svg("그림"), TypeError, "fig must be a matplotlib Figure"),
+])
+def test_bad_input_raises_a_clear_error(call, error, message):
+    with pytest.raises(error, match=message):
+        call()
+
+
+def svg_texts(svg):
+    return ["".join(e.itertext()) for e in ET.fromstring(svg).iter(SVG + "text")]
+
+
+@pytest.mark.parametrize("name", DIAGRAMS)
+def test_svg_keeps_every_label_as_text(name):
+    draw, expected = DIAGRAMS[name]
+    svg = diagrams.to_svg(draw())
+    assert svg.startswith("<svg") and "<path d=\"M 0 0" not in svg.split("<text")[0][-200:]
+    assert expected <= set(svg_texts(svg)), expected - set(svg_texts(svg))
+    assert 'width="504pt"' in svg  # 7 inches, shown 672 CSS pixels wide
+
+
+def test_svg_is_the_same_on_every_run():
+    assert diagrams.to_svg(diagrams.encoder_decoder()) == \
+        diagrams.to_svg(diagrams.encoder_decoder())
+
+
+def test_svg_carries_the_glyphs_of_its_labels():
+    """Every character of every label is in an embedded font of the family the text names."""
+    svg = diagrams.to_svg(diagrams.encoder_decoder())
+    fonts = {}
+    for family, data in re.findall(r"font-family: '([^']+)'; font-style: \w+; font-weight: \d+;"
+                                   r" src: url\(data:font/ttf;base64,([A-Za-z0-9+/=]+)\)", svg):
+        cmap = TTFont(io.BytesIO(base64.b64decode(data))).getBestCmap()
+        fonts.setdefault(family, set()).update(map(chr, cmap))
+    assert set(fonts) == {"NanumGothic", "DejaVu Sans"}  # labels, and h_j, s_t as symbols
+    for element in ET.fromstring(svg).iter():
+        if element.tag in (SVG + "text", SVG + "tspan") and (element.text or "").strip():
+            family = re.search(r"font-family: '([^']+)'", element.get("style")).group(1)
+            missing = set(element.text) - fonts[family] - {" "}
+            assert not missing, f"{element.text!r} needs {missing} from {family}"
+    assert "'Noto Sans CJK KR'" in svg  # a fallback for viewers that ignore embedded fonts
+
+
+def test_show_displays_svg_with_a_png_twin_width_and_text_size(monkeypatch):
+    import IPython.display
+
+    shown = []
+    monkeypatch.setattr(IPython.display, "display",
+                        lambda data, **options: shown.append((data, options)))
+    diagrams.show(diagrams.kv_cache())
+    (data, options), = shown
+    assert data["image/svg+xml"].startswith("<svg") and options["raw"]
+    png = base64.b64decode(data["image/png"])
+    assert png.startswith(b"\x89PNG") and int.from_bytes(png[16:20], "big") == 7 * 150
+    assert options["metadata"] == {
+        "image/svg+xml": {"width": 672, "smallest_text_px": 10.0},  # 7.5 pt in CSS pixels
+        "image/png": {"width": 672, "smallest_text_px": 15.62}}  # 7.5 pt at 150 dpi
+    assert data["text/plain"].startswith("<도식 kv_cache")
