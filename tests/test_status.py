@@ -42,8 +42,12 @@ def test_status_page_is_in_the_toc():
 def test_every_chapter_has_a_measured_row_within_the_limits(nb_path):
     seconds, ratio, megabytes, rate = row(nb_path)
     assert 0 < megabytes < TARGET_MB, f"{nb_path} needs {megabytes} MB, limit {TARGET_MB} MB"
-    # The table's own arithmetic (seconds to 0.1, F to 0.01, ratio to 0.01).
-    assert abs(seconds / f_seconds() - ratio) < 0.03, (seconds, f_seconds(), ratio)
+    # The table's own arithmetic. Seconds are rounded to 0.1, F and the ratio to 0.01, so the
+    # ratio of the rounded numbers may differ from the printed one by at most what those
+    # roundings can move it: 0.05 / F, ratio * 0.005 / F and 0.005.
+    f = f_seconds()
+    slack = 0.05 / f + ratio * 0.005 / f + 0.005
+    assert abs(seconds / f - ratio) <= slack + 1e-9, (seconds, f, ratio, slack)
     assert ratio <= TARGET_RATIO, \
         f"{nb_path} runs for {ratio} F ({seconds} s), target {TARGET_RATIO:g} F"
     if nb_path in TRAINING:
