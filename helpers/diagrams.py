@@ -607,6 +607,11 @@ def _font_face(family: str, style: str, weight: str, characters: set[str]) -> st
     options.notdef_outline = True
     options.name_IDs = [1, 2]
     font = TTFont(path, recalcTimestamp=False)
+    # The subset keeps no glyph substitution or positioning tables for these fonts anyway;
+    # removing them before subsetting spares reading them, which is most of the time.
+    for tag in ("GSUB", "GPOS", "GDEF"):
+        if tag in font:
+            del font[tag]
     subsetter = subset.Subsetter(options)
     subsetter.populate(text="".join(sorted(characters | {" "})))
     logger = logging.getLogger("fontTools")
