@@ -34,7 +34,7 @@ from .transformer import _PAIRINGS, _frequencies, _pair_columns, alibi_slopes
 
 __all__ = ["RotaryPositionEmbedding", "AlibiBias", "PositionalSelfAttention",
            "DecoderOnlyLayer", "build_decoder_only", "build_decoder_only_with_position",
-           "train_language_model"]
+           "train_language_model", "train_together"]
 
 
 def _window_mask(n, window: int):
@@ -522,9 +522,10 @@ def train_language_model(model, inputs, targets, weights, *, epochs: int = 1,
     model : keras.Model
         From :func:`build_decoder_only` (not compiled yet; this compiles it).
     inputs, targets : numpy.ndarray, shape (batch, n), int
-        Token ids and the next token at every position.
+        Token ids and the next token at every position (for a model with several outputs,
+        a list of targets, one per output: see :func:`train_together`).
     weights : numpy.ndarray, shape (batch, n), float
-        1 where the target counts in the loss, 0 where it does not.
+        1 where the target counts in the loss, 0 where it does not (a list, like targets).
     epochs, batch_size, warmup_steps : int
         ``warmup_steps`` must be below the number of steps.
     learning_rate : float
@@ -560,3 +561,69 @@ def train_language_model(model, inputs, targets, weights, *, epochs: int = 1,
     fit(model, inputs, targets, sample_weight=weights, batch_size=batch_size,
         epochs=epochs, verbose=0)
     return time.perf_counter() - started
+
+
+class _Together(keras.Model):
+    """Several models side by side: the same input, one output per model, no shared weights."""
+
+    def __init__(self, members, **kwargs):
+        super().__init__(**kwargs)
+        self.members = list(members)
+
+    def call(self, inputs, training=False):
+        return [member(inputs, training=training) for member in self.members]
+
+
+def train_together(models, inputs, targets, weights, **options) -> float:
+    """Train several next-token models on the same data at once; return seconds.
+
+    The models are wrapped in one Keras model with an output per model and trained with
+    :func:`train_language_model` (the same batches, schedule and loss for each). Keras adds
+    the models' losses, and since no weight is shared, each model's gradient comes from its
+    own loss only (chapter 5 shows this): every model is trained as it would be alone. One
+    training step is traced instead of one per model, and TensorFlow may run the models'
+    independent operations at the same time on the CPU's cores, so that training them
+    together takes less time than one after the other.
+
+    Parameters
+    ----------
+    models : sequence of keras.Model
+        At least one, each from :func:`build_decoder_only` or
+        :func:`build_decoder_only_with_position`, not compiled yet (nor after this: the
+        wrapper is compiled, not them), no model twice.
+    inputs, targets : numpy.ndarray, shape (batch, n), int
+        Token ids and the next token at every position (the same for every model).
+    weights : numpy.ndarray, shape (batch, n), float
+        1 where the target counts in the loss, 0 where it does not.
+    **options
+        ``epochs``, ``batch_size``, ``warmup_steps`` and ``learning_rate`` of
+        :func:`train_language_model`.
+
+    Returns
+    -------
+    float
+        Training time of all the models together, in seconds (wall clock).
+
+    Raises
+    ------
+    TypeError
+        If ``models`` is not a sequence of Keras models.
+    ValueError
+        If ``models`` is empty or holds a model twice, or as :func:`train_language_model`.
+
+    Notes
+    -----
+    Used by chapters 10 and 11, which compare models trained the same way.
+    """
+    if isinstance(models, keras.Model) or not isinstance(models, (list, tuple)):
+        raise TypeError(f"models must be a list or tuple of keras.Model; got {type(models).__name__}")
+    if not models:
+        raise ValueError("models must hold at least one model; got an empty sequence")
+    for model in models:
+        if not isinstance(model, keras.Model):
+            raise TypeError(f"models must hold keras.Model objects; got {type(model).__name__}")
+    if len({id(model) for model in models}) < len(models):
+        raise ValueError("models must not hold the same model twice")
+    together = _Together(models, name="together")
+    return train_language_model(together, inputs, [targets] * len(models),
+                                [weights] * len(models), **options)

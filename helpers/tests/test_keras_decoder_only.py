@@ -17,6 +17,7 @@ from helpers.keras_decoder_only import (
     build_decoder_only,
     build_decoder_only_with_position,
     train_language_model,
+    train_together,
 )
 from helpers.transformer import alibi_bias, rotary_position_embedding
 
@@ -118,6 +119,58 @@ def test_training_rejects_a_warmup_longer_than_training():
         train_language_model(model, ids, ids, np.ones((64, 4)), batch_size=32,
                              warmup_steps=2)
 
+
+
+def copy_task(seed=6):
+    rng = np.random.default_rng(seed)
+    inputs = rng.integers(3, 13, size=(128, 6)).astype("int32")
+    weights = np.ones(inputs.shape, "float32")
+    weights[:, 0] = 0
+    return inputs, np.roll(inputs, 1, axis=1), weights
+
+
+def small_model(num_kv_heads, seed):
+    keras.utils.set_random_seed(seed)
+    return build_decoder_only(13, d_model=16, num_query_heads=2, num_kv_heads=num_kv_heads,
+                              d_ff=32, num_layers=1, max_length=6)
+
+
+def test_training_together_gives_each_model_the_weights_it_gets_alone():
+    inputs, targets, weights = copy_task()
+    options = dict(epochs=3, batch_size=32, warmup_steps=2)
+    alone = []
+    for kv, seed in ((2, 1), (1, 2)):
+        model = small_model(kv, seed)
+        keras.utils.set_random_seed(10)           # the same batch order in both runs
+        train_language_model(model, inputs, targets, weights, **options)
+        alone.append(model)
+    together = [small_model(2, 1), small_model(1, 2)]
+    keras.utils.set_random_seed(10)
+    seconds = train_together(together, inputs, targets, weights, **options)
+    assert seconds > 0
+    for one, other in zip(alone, together):
+        for a, b in zip(one.get_weights(), other.get_weights(), strict=True):
+            np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
+    # and training did move them: the two trained models differ from fresh ones
+    assert not np.allclose(together[0].get_weights()[0], small_model(2, 1).get_weights()[0])
+
+
+@pytest.mark.parametrize("models, error, match", [
+    ([], ValueError, "at least one"),
+    ("model", TypeError, "list or tuple"),
+    ([object()], TypeError, "keras.Model"),
+])
+def test_training_together_rejects_what_is_not_a_list_of_models(models, error, match):
+    inputs, targets, weights = copy_task()
+    with pytest.raises(error, match=match):
+        train_together(models, inputs, targets, weights)
+
+
+def test_training_together_rejects_a_model_given_twice():
+    inputs, targets, weights = copy_task()
+    model = small_model(1, 0)
+    with pytest.raises(ValueError, match="twice"):
+        train_together([model, model], inputs, targets, weights)
 
 # --- positions: sinusoidal, RoPE, ALiBi, none ------------------------------------------------
 
