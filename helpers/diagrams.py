@@ -547,9 +547,9 @@ def grouped_query(num_query_heads: int = 8, kv_heads: Sequence[int] = (8, 2, 1),
                 cx = x0 + (h + 0.5) * pitch
                 ax.plot([cx, kv_centres[h // size]], [y_q, y_kv + 0.3], color="#999999",
                         linewidth=0.8, zorder=0)
-                _box(ax, cx - w / 2, y_q, w, 0.3, f"Q{h + 1}", color=QUERY, fontsize=8)
+                _box(ax, cx - w / 2, y_q, w, 0.3, f"Q{h}", color=QUERY, fontsize=8)
             for j, cx in enumerate(kv_centres):
-                _box(ax, cx - w / 2, y_kv, w, 0.3, f"KV{j + 1}", color=KEY_VALUE,
+                _box(ax, cx - w / 2, y_kv, w, 0.3, f"KV{j}", color=KEY_VALUE,
                      fontsize=7.5)
     return fig
 

@@ -29,7 +29,7 @@ DIAGRAMS = {
                             "셀프 어텐션 (인과 마스크)", "크로스 어텐션", "피드포워드 네트워크",
                             "더하기 → 레이어 정규화", "사후 정규화: x ← LN(x + 서브레이어(x))"}),
     "kv_cache": (diagrams.kv_cache, {"K, V", "계산", "레이어 1", "레이어 2", "위치 0"}),
-    "grouped_query": (diagrams.grouped_query, {"쿼리 헤드", "키·값 헤드", "Q8", "KV2"}),
+    "grouped_query": (diagrams.grouped_query, {"쿼리 헤드", "키·값 헤드", "Q0", "Q7", "KV1"}),
 }
 
 
