@@ -93,9 +93,9 @@ DESCRIPTIONS = {
     "ch6_zero_read_as_yeong": "0을 ‘영’으로 읽었는가(읽었으면 1)",
     "ch6_short_exact_match": "1부터 99까지의 수를 맞게 읽은 비율",
     "ch6_short_read_as_three_digits":
-        "1부터 99까지의 수를 마지막 숫자를 되풀이한 세 자리 수처럼 읽은 비율",
-    "ch6_short_missing_digit_on_last":
-        "세 자리 수처럼 읽을 때 없는 자리의 음절이 마지막 숫자를 가장 크게 보는 비율",
+        "1부터 99까지의 수를 세 자리 수(100–999)의 읽기로 읽은 비율",
+    "ch6_short_digit_read_where_looked": ("세 자리 수처럼 읽은 한두 자리 수에서 숫자 음절이 "
+                                          "가장 크게 본 입력이 그 숫자인 비율"),
     "ch6_stress_eok_count": "아홉 자리 수 두 개의 읽기 가운데 ‘억’이 든 것의 수",
     "ch6_exact_match_without_attention_output":
         "크로스 어텐션의 출력 투영을 0으로 바꾼 모델의 완전 일치 정확도(테스트 앞 200개)",
@@ -115,9 +115,10 @@ DESCRIPTIONS = {
         "그룹 쿼리 모델(KV 헤드 2개)이 처음 보는 수 1,000개를 완전히 맞게 읽은 비율",
     "ch10_exact_match_mqa":
         "멀티 쿼리 모델(KV 헤드 1개)이 처음 보는 수 1,000개를 완전히 맞게 읽은 비율",
-    "ch10_train_seconds": "두 모델을 학습한 시간의 합(초)",
+    "ch10_train_seconds": "두 모델을 함께 학습한 시간(초)",
     "ch10_sequence_steps_per_second": "학습 처리량(시퀀스·시점/초)",
-    "ch11_train_seconds": "위치 방식이 다른 세 모델을 학습한 시간의 합(초)",
+    "ch11_train_seconds": "위치 방식이 다른 세 모델을 함께 학습한 시간(초)",
+    "ch11_sequence_steps_per_second": "학습 처리량(시퀀스·시점/초)",
     "ch11_trained_16_sinusoidal": ("길이 16으로 학습한 사인 위치 인코딩 모델이 "
                                    "길이 16에서 바로 앞 숫자를 맞게 읽은 비율"),
     "ch11_longer_24_sinusoidal": ("같은 사인 위치 인코딩 모델이 처음 "
