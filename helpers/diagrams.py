@@ -260,8 +260,8 @@ def encoder_decoder(source: Sequence[str] = ("2", "0", "2", "6"),
 
         enc_x, dec_x = row(len(source), 1.75), row(len(target), 5.1)
         for name, xs, tokens, layers, state, color, centre in (
-                ("인코더", enc_x, source, f"임베딩 → 양방향 {rnn}", "h", KEY_VALUE, 1.75),
-                ("디코더", dec_x, target, f"임베딩 → {rnn}", "s", QUERY, 5.1)):
+                ("인코더", enc_x, source, f"임베딩과 양방향 {rnn}", "h", KEY_VALUE, 1.75),
+                ("디코더", dec_x, target, f"임베딩과 {rnn}", "s", QUERY, 5.1)):
             ax.text(centre, 0.12, name, ha="center", va="center", fontsize=10,
                     fontweight="bold")
             span = xs[-1] + tok_w - xs[0]
@@ -364,7 +364,7 @@ def transformer_layers(norm: str = "post") -> Figure:
                 _arrow(ax, (centre, y), (centre, y + gap))
                 y += gap
                 if post:
-                    _box(ax, x + 0.2, y, box_w - 0.4, small_h, "더하기 → 레이어 정규화",
+                    _box(ax, x + 0.2, y, box_w - 0.4, small_h, "더한 뒤 레이어 정규화",
                          color=NORM, fontsize=8)
                     join = y + small_h / 2
                     right = x + 0.2 + box_w - 0.4
@@ -403,8 +403,8 @@ def transformer_layers(norm: str = "post") -> Figure:
         _arrow(ax, (turn, cross_y), (cross_x, cross_y))
         ax.text((turn + cross_x) / 2, cross_y + 0.13, "키·값", ha="center", va="center",
                 fontsize=8)
-        rule = ("사후 정규화: x ← LN(x + 서브레이어(x))" if post
-                else "사전 정규화: x ← x + 서브레이어(LN(x))")
+        rule = ("사후 정규화: 출력 = LN(x + 서브레이어(x))" if post
+                else "사전 정규화: 출력 = x + 서브레이어(LN(x))")
         ax.text(0.45, height - 0.3, rule, ha="left", va="center", fontsize=8.5)
         ax.text(0.45, height - 0.55, "옆으로 돌아가는 선이 잔차 연결", ha="left",
                 va="center", fontsize=7.5, color="#555555")

@@ -23,11 +23,11 @@ DIAGRAMS = {
     "multi_head": (diagrams.multi_head, {"입력 X (n, 8)", "헤드 1", "헤드 2", "헤드마다 어텐션",
                                          "이어 붙이기 (n, 2·4)", "출력 (n, 8)"}),
     "encoder_decoder": (diagrams.encoder_decoder, {"인코더", "디코더", "크로스 어텐션", "키·값",
-                                                   "쿼리", "임베딩 → 양방향 RNN", "십"}),
+                                                   "쿼리", "임베딩과 양방향 RNN", "십"}),
     "transformer_layers": (diagrams.transformer_layers,
                            {"인코더 레이어", "디코더 레이어", "멀티 헤드 셀프 어텐션",
                             "셀프 어텐션 (인과 마스크)", "크로스 어텐션", "피드포워드 네트워크",
-                            "더하기 → 레이어 정규화", "사후 정규화: x ← LN(x + 서브레이어(x))"}),
+                            "더한 뒤 레이어 정규화", "사후 정규화: 출력 = LN(x + 서브레이어(x))"}),
     "kv_cache": (diagrams.kv_cache, {"K, V", "계산", "레이어 1", "레이어 2", "위치 0"}),
     "grouped_query": (diagrams.grouped_query, {"쿼리 헤드", "키·값 헤드", "Q0", "Q7", "KV1"}),
 }
@@ -71,8 +71,8 @@ def test_labels_do_not_overlap_and_stay_inside(name):
 
 def test_pre_and_post_normalisation_are_drawn_differently():
     pre, post = (set(diagrams.labels(diagrams.transformer_layers(n))) for n in ("pre", "post"))
-    assert "사전 정규화: x ← x + 서브레이어(LN(x))" in pre and "마지막 레이어 정규화" in pre
-    assert "더하기 → 레이어 정규화" in post and "더하기 → 레이어 정규화" not in pre
+    assert "사전 정규화: 출력 = x + 서브레이어(LN(x))" in pre and "마지막 레이어 정규화" in pre
+    assert "더한 뒤 레이어 정규화" in post and "더한 뒤 레이어 정규화" not in pre
 
 
 def test_the_heads_follow_the_arguments():
