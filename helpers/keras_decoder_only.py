@@ -616,7 +616,8 @@ def train_together(models, inputs, targets, weights, **options) -> float:
     Used by chapters 10 and 11, which compare models trained the same way.
     """
     if isinstance(models, keras.Model) or not isinstance(models, (list, tuple)):
-        raise TypeError(f"models must be a list or tuple of keras.Model; got {type(models).__name__}")
+        raise TypeError("models must be a list or tuple of keras.Model; "
+                        f"got {type(models).__name__}")
     if not models:
         raise ValueError("models must hold at least one model; got an empty sequence")
     for model in models:
