@@ -76,7 +76,7 @@ def test_pages_pass_axe_wcag_a_and_aa(page, server, name, mode):
     assert page.evaluate("document.documentElement.dataset.theme") == mode
     violations = Axe().run(page, options=AXE_OPTIONS).response["violations"]
     report = [f"{v['id']} ({v['impact']}, {v['helpUrl']}): {v['help']}\n"
-              + "\n".join(f"    {' '.join(n['target'])}" for n in v["nodes"])
+              + "\n".join(f"    {' '.join(map(str, n['target']))}" for n in v["nodes"])
               for v in violations]
     assert not report, f"{name} ({mode} mode): axe-core finds\n" + "\n".join(report)
 
