@@ -16,6 +16,7 @@ from urllib.parse import quote
 import nbformat
 import pytest
 import yaml
+from axe_playwright_python.sync_playwright import Axe
 
 from tools.toc import ROOT, toc_files, toc_notebooks
 
@@ -50,6 +51,34 @@ def test_page_renders_offline(page, server, name):
     assert not page.console_errors, f"{name}: console errors {page.console_errors}"
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=SHOTS / f"{name.replace('/', '_')}.png", full_page=True)
+
+
+# axe-core (the engine of browsers' own accessibility audits), from the pinned
+# axe-playwright-python package: the script is injected into the page, nothing is fetched.
+# Every rule tagged WCAG 2.0/2.1 level A or AA runs. label-content-name-mismatch (WCAG 2.5.3,
+# level A: a control's name contains the text it shows) is one of axe's "experimental" rules,
+# which axe skips unless they are named, so it is named here. No rule is turned off.
+AXE_OPTIONS = {
+    "runOnly": {"type": "tag", "values": ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]},
+    "rules": {"label-content-name-mismatch": {"enabled": True}},
+    "resultTypes": ["violations"],
+}
+
+
+@pytest.mark.parametrize("mode", ["light", "dark"])
+@pytest.mark.parametrize("name", toc_files(), ids=str)
+def test_pages_pass_axe_wcag_a_and_aa(page, server, name, mode):
+    """No WCAG 2.1 A or AA violation that axe-core finds, in the default light mode and in
+    the dark mode a reader can choose (the theme keeps the choice in localStorage)."""
+    page.add_init_script(f"localStorage.setItem('mode', '{mode}')")
+    open_page(page, server, name)
+    wait_for_math(page)
+    assert page.evaluate("document.documentElement.dataset.theme") == mode
+    violations = Axe().run(page, options=AXE_OPTIONS).response["violations"]
+    report = [f"{v['id']} ({v['impact']}, {v['helpUrl']}): {v['help']}\n"
+              + "\n".join(f"    {' '.join(map(str, n['target']))}" for n in v["nodes"])
+              for v in violations]
+    assert not report, f"{name} ({mode} mode): axe-core finds\n" + "\n".join(report)
 
 
 @pytest.mark.parametrize("nb_path", toc_notebooks(), ids=str)

@@ -16,7 +16,7 @@ import yaml
 from bs4 import BeautifulSoup
 from pypdf import PdfReader
 
-from tools.pdf import PDF_NAME, make_pdf
+from tools.pdf import MARGIN, PDF_NAME, make_pdf
 from tools.toc import ROOT, toc_files
 
 HANGUL = re.compile(r"[가-힣]")
@@ -226,3 +226,54 @@ def test_diagrams_print_their_korean_labels_as_text(built_site, ranges, page_tex
     text = squeeze("".join(page_texts[i] for i in ranges[page_name]))
     missing = [label for label in korean if squeeze(label) not in text]
     assert not missing, f"{name}: labels not in the PDF's text: {missing}"
+
+
+def layout(page) -> tuple[float, list[tuple[float, float]]]:
+    """How far down the printed area (A4 within tools/pdf.py's margins) a page's content
+    reaches, from 0 (empty) to 1 (full), and the images on it as (top, height) in the same unit.
+    The content's end is the lowest line of text or the bottom of the lowest image; the page
+    number below the bottom margin does not count."""
+    margin = {side: float(MARGIN[side].removesuffix("mm")) * 72 / 25.4 for side in MARGIN}
+    top = float(page.mediabox.height) - margin["top"]
+    height = top - margin["bottom"]
+    xobjects = page["/Resources"].get("/XObject", {})
+    lows, images = [], []
+
+    def text(chars, cm, tm, font, size):
+        y = tm[4] * cm[1] + tm[5] * cm[3] + cm[5]
+        if chars.strip() and y > margin["bottom"]:
+            lows.append(y)
+
+    def operator(op, args, cm, tm):
+        if op == b"Do" and xobjects.get(args[0], {}).get("/Subtype") == "/Image":
+            images.append(((top - cm[5] - cm[3]) / height, cm[3] / height))
+            lows.append(cm[5])
+
+    page.extract_text(visitor_text=text, visitor_operand_before=operator)
+    return (top - min(lows)) / height if lows else 0.0, images
+
+
+# A page is nearly empty when its content ends in the top third of the page. tools/pdf.py keeps
+# a block whole (a code cell with its output, an admonition, a table) only up to half a page, so
+# the page a moved block leaves behind is more than half full; a third leaves room for a heading
+# kept with the block after it. The one break that may leave less is before a figure (an image
+# cannot be split) taller than the rest of the page. The last page of a part ends where the part
+# ends.
+NEARLY_EMPTY = 1 / 3
+
+
+def test_no_nearly_empty_pages_from_avoidable_breaks(course_pdf, ranges, page_texts):
+    intro = ranges[toc_files()[0]]
+    contents = next(i for i in intro if squeeze(page_texts[i]).startswith("차례"))
+    last_pages = {r.stop - 1 for r in ranges.values()} | {contents - 1, contents}
+    pages = [layout(page) for page in course_pdf.pages]
+    empty = []
+    for i, (reach, _) in enumerate(pages[:-1]):
+        if i in last_pages or reach >= NEARLY_EMPTY:
+            continue
+        room = 1 - reach
+        _, images = pages[i + 1]
+        if any(top < 0.05 and height > room - 0.1 for top, height in images):
+            continue  # the next page starts with a figure that did not fit in the room left
+        empty.append(f"page {i + 1}: content ends {reach:.0%} down the page")
+    assert not empty, "nearly empty pages:\n" + "\n".join(empty)

@@ -53,13 +53,24 @@ div.cell_output pre { white-space: pre-wrap !important; overflow-wrap: anywhere;
 div.cell_input { break-after: avoid; }
 details > summary, button.toggle-button { display: none !important; }
 div.cell_input, div.cell_output, img { break-inside: avoid; }
+div.cell.print-keep { break-inside: avoid; }
+.print-split { break-inside: auto !important; }
+div.cell_input.print-split-after { break-after: auto; }
 """
+
+# The height of A4 within the margins, in CSS pixels (96 per inch).
+PAGE_HEIGHT_PX = (297 - 16 - 16) * 96 / 25.4
+# A block that is kept whole (a code cell with its output, a code block, an admonition, a
+# table) moves to the next page when it does not fit, leaving the rest of the page empty. Only
+# blocks up to half a page are kept whole, so a page left behind is more than half full; taller
+# ones may break across pages like text. (Figures cannot break and are kept whole anyway.)
+KEEP_WHOLE = 0.5
 
 # Runs in each page before printing. Waits for formulas, fonts and images; opens answers and
 # folded code; titles the printed page with its numbered H1; makes every element with an id a
 # link target, so that Chromium writes a destination for it; returns the H1 and the section
 # headings (formulas in them as TeX, lightly simplified) for the bookmarks.
-PREPARE_JS = r"""async () => {
+PREPARE_JS = r"""async ([pageHeight, keepWhole]) => {
   if (document.querySelector('.math')) {
     for (let i = 0; !(window.MathJax && MathJax.startup && MathJax.startup.promise); i++) {
       if (i > 400) throw new Error('MathJax did not start');
@@ -94,6 +105,31 @@ PREPARE_JS = r"""async () => {
     targets.append(a);
   }
   document.body.append(targets);
+
+  // Page breaks (the viewport has the printed width, so heights are as printed). A code cell
+  // up to KEEP_WHOLE of a page is kept whole, its code with all of its output; any taller
+  // block that the theme keeps whole may break. In a taller cell whose output starts with a
+  // figure, the code may end one page and the figure start the next: keeping them together
+  // would push the code onto a page that the figure does not fit either.
+  const keep = pageHeight * keepWhole;
+  const tall = el => el.getBoundingClientRect().height > keep;
+  for (const el of document.querySelectorAll('article *')) {
+    if (getComputedStyle(el).breakInside.startsWith('avoid') && tall(el)) {
+      el.classList.add('print-split');
+    }
+  }
+  for (const cell of document.querySelectorAll('article div.cell')) {
+    if (!tall(cell)) {
+      cell.classList.add('print-keep');
+      continue;
+    }
+    const input = cell.querySelector('div.cell_input');
+    const first = cell.querySelector('div.cell_output')?.firstElementChild;
+    if (input && first && first.querySelector('img, svg')) {
+      input.classList.add('print-split-after');
+    }
+  }
+
   const clipped = [...document.querySelectorAll('article pre')]
     .filter(pre => !pre.closest('.cell_output') && pre.scrollWidth > pre.clientWidth + 1)
     .map(pre => pre.textContent.split('\n').reduce((a, b) => (b.length > a.length ? b : a)));
@@ -118,7 +154,7 @@ def print_page(page, url: str, name: str) -> Part:
     if response is None or response.status != 200:
         raise RuntimeError(f"{name}.html: HTTP {response and response.status}")
     page.add_style_tag(content=PRINT_CSS)
-    found = page.evaluate(PREPARE_JS)
+    found = page.evaluate(PREPARE_JS, [PAGE_HEIGHT_PX, KEEP_WHOLE])
     data = page.pdf(format="A4", margin=MARGIN, print_background=True)
     return Part(name, found["title"], found["headings"], PdfReader(io.BytesIO(data)),
                 clipped=found["clipped"])
