@@ -143,6 +143,9 @@ def test_solution_opens_on_click(page, server):
     solution = page.locator("div.solution").first
     body = solution.locator("section, .admonition-title ~ *").first
     assert not body.is_visible(), "solutions must start hidden"
+    names = page.eval_on_selector_all("div.solution button.toggle-button",
+                                      "buttons => buttons.map(b => b.getAttribute('aria-label'))")
+    assert names and set(names) == {"펼치기"}, f"solution buttons named {set(names)}"
     solution.locator(".admonition-title").click()
     body.wait_for(state="visible", timeout=5000)
     solution.scroll_into_view_if_needed()

@@ -93,6 +93,19 @@ def test_cell_toggles_speak_korean(built_site, name):
         assert "코드 보기" in html
 
 
+CONTROLS = ["button", "input", "nav", "summary", "aside", "dialog", "form"]
+LABELS = ["aria-label", "title", "placeholder"]
+
+
+@pytest.mark.parametrize("name", toc_files(), ids=str)
+def test_controls_are_named_in_korean(built_site, name):
+    """Buttons, fields and landmarks are named in Korean (a name may add Binder, PDF, …)."""
+    english = [f"<{element.name} {attribute}={element[attribute]!r}>"
+               for element in soup(page(built_site, name)).find_all(CONTROLS)
+               for attribute in LABELS
+               if element.get(attribute) and not HANGUL.search(element[attribute])]
+    assert not english, f"{name}: controls named in English: {english}"
+
 def test_citations_and_bibliography_use_the_same_author_year_labels(built_site):
     """A citation's text is exactly the label of the entry it links to (no [1], [2], ...)."""
     entries = {div["id"]: div.select_one("span.label").get_text().strip("[]")
