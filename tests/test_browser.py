@@ -344,7 +344,7 @@ EXPLORABLES = {"fig-ch1-temperature": "01_", "fig-ch7-online-softmax": "07_",
 
 SLIDER_JS = """([id, s]) => {
   const gd = document.querySelector(`#${id} div.course-interactive`);
-  const rail = gd.querySelectorAll('.slider-container')[s].querySelector('.slider-rail-rect');
+  const rail = gd.querySelectorAll('.slider-group')[s].querySelector('.slider-rail-rect');
   const box = rail.getBoundingClientRect();
   return {x: box.right - 2, y: box.top + box.height / 2, active: gd.layout.sliders[s].active,
           ys: gd.data.map(t => t.y)};
@@ -370,8 +370,7 @@ def test_a_slider_moves_its_figure(page, server, name):
         for trace, y in zip(last["args"][2], last["args"][0]["y"]):
             assert after["ys"][trace] == y, f"{name}: trace {trace} was not updated"
             assert after["ys"][trace] != before["ys"][trace]
-        container = figure.locator(".slider-container").nth(s)
-        current = container.locator(".slider-group > .slider-label")  # the current value
+        current = figure.locator(".slider-group > .slider-label").nth(s)  # its current value
         assert current.text_content() == slider["currentvalue"]["prefix"] + last["label"]
         assert HANGUL.search(current.text_content())
     SHOTS.mkdir(parents=True, exist_ok=True)
