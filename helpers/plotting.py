@@ -381,6 +381,14 @@ def attach_interactive(fig: Figure, spec: dict, description: str = "") -> Figure
     ------
     TypeError
         If ``fig`` is not a matplotlib figure or ``spec`` is not a plotly.js figure dict.
+
+    Examples
+    --------
+    >>> fig = plt.figure()
+    >>> spec = {"data": [{"type": "bar", "y": [1, 2]}], "layout": {}}
+    >>> interactive_spec(attach_interactive(fig, spec, "막대 두 개"))["data"]
+    [{'type': 'bar', 'y': [1, 2]}]
+    >>> plt.close(fig)
     """
     if not isinstance(fig, Figure):
         raise TypeError(f"fig must be a matplotlib Figure; got {type(fig).__name__}")
@@ -402,7 +410,23 @@ def interactive_spec(fig: Figure) -> dict | None:
     -------
     dict or None
         ``{"data", "layout", "config"}`` with the figure's name (``layout.meta.id``, from a
-        hash of its content) and its width in CSS pixels (``layout.meta.width``).
+        hash of its content), its width in CSS pixels (``layout.meta.width``) and its
+        description (``layout.meta.description``).
+
+    Raises
+    ------
+    TypeError
+        If ``fig`` is not a matplotlib figure.
+
+    Examples
+    --------
+    >>> fig = attention_heatmap([[0.9, 0.1], [0.5, 0.5]], ["나는", "간다"])
+    >>> spec = interactive_spec(fig)
+    >>> spec["data"][0]["text"][0][1]
+    '쿼리 ‘나는’<br>키 ‘간다’'
+    >>> spec["layout"]["meta"]["id"].startswith("course-fig-")
+    True
+    >>> plt.close(fig)
     """
     if not isinstance(fig, Figure):
         raise TypeError(f"fig must be a matplotlib Figure; got {type(fig).__name__}")
@@ -629,7 +653,7 @@ def _static_slider_picture(panels, series, sliders, width: float, panel_height: 
             if slider is None:
                 drawn.append((item, item["y"], item["name"]))
                 continue
-            shown = list(slider_static(sliders[slider]))
+            shown = list(_slider_static(sliders[slider]))
             name, values = sliders[slider]["label"], sliders[slider]["values"]
             notes = sliders[slider].get("notes")
             for k, v in enumerate(shown):
@@ -661,7 +685,7 @@ def _static_slider_picture(panels, series, sliders, width: float, panel_height: 
     return fig
 
 
-def slider_static(slider: dict) -> list[int]:
+def _slider_static(slider: dict) -> list[int]:
     """The slider values the static picture shows: ``static``, else the active one."""
     return list(slider.get("static", [slider.get("active", 0)]))
 
@@ -712,6 +736,18 @@ def slider_figure(panels, series, sliders, *, description: str, width: float = 7
     -----
     The explorables of chapters 1 (temperature of the softmax), 7 (online softmax) and 8
     (positional encoding).
+
+    Examples
+    --------
+    >>> fig = slider_figure(
+    ...     panels=[dict(x=[0, 1], xlabel="키", ylabel="가중치")],
+    ...     series=[dict(panel=0, name="가중치", kind="bar", y=[[0.9, 0.1], [0.5, 0.5]],
+    ...                  slider=0)],
+    ...     sliders=[dict(label="온도", values=["1", "10"])], description="막대 두 개")
+    >>> steps = interactive_spec(fig)["layout"]["sliders"][0]["steps"]
+    >>> steps[1]["args"][0]
+    {'y': [[0.5, 0.5]]}
+    >>> plt.close(fig)
     """
     series = _check_slider_args(panels, series, sliders)
     if height_px is None:
