@@ -389,3 +389,23 @@ def test_without_javascript_the_static_picture_shows(browser, server):
         assert not page.locator("#fig-ch1-temperature div.course-interactive").is_visible()
     finally:
         context.close()
+
+
+@pytest.mark.parametrize("with_plotly", [True, False], ids=["plotly.js", "no plotly.js"])
+def test_the_notebook_html_output_draws_or_keeps_its_picture(page, server, with_plotly):
+    """The text/html output Colab and Jupyter without the plotly extension show: drawn where
+    the page has plotly.js, its static picture where it has none (and it is not Colab)."""
+    nb_path = next(p for p in INTERACTIVE if p.name.startswith("01_"))
+    output = next(o for cell in nbformat.read(ROOT / nb_path, as_version=4).cells
+                  for o in cell.get("outputs", []) if PLOTLY_MIME in o.get("data", {}))
+    head = f'<script src="{server}/_static/plotly/plotly.min.js"></script>' if with_plotly else ""
+    page.goto(f"{server}/_static/interactive-figures.js")  # any page of the server
+    page.set_content(f"<html><head>{head}</head><body>{output['data']['text/html']}</body></html>")
+    fid = output["data"][PLOTLY_MIME]["layout"]["meta"]["id"]
+    if with_plotly:
+        page.wait_for_selector(f"#{fid} svg.main-svg", timeout=20000)
+        assert page.locator(f"#{fid} img.course-static").count() == 0
+    else:
+        page.wait_for_timeout(500)
+        assert page.locator(f"#{fid} img.course-static").is_visible()
+    assert not page.external_requests and not page.console_errors
