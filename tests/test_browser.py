@@ -175,10 +175,16 @@ def notebook_figures(nb_path):
     return figures
 
 
+# What a reader sees without JavaScript and in print: the static pictures of interactive figures
+STATIC_VIEW_CSS = """figure .course-interactive { display: none !important; }
+figure img.course-static { display: inline !important; }"""
+
+
 @pytest.mark.parametrize("nb_path", toc_notebooks(), ids=str)
 def test_figures_are_readable_numbered_and_described(page, server, nb_path):
     figures = notebook_figures(nb_path)
     open_page(page, server, nb_path.with_suffix("").as_posix())
+    page.add_style_tag(content=STATIC_VIEW_CSS)  # measure the pictures as print shows them
     shown = page.evaluate("""[...document.querySelectorAll('img')].map(i => ({
         file: i.src.split('/').pop(), natural: i.naturalWidth,
         width: i.getBoundingClientRect().width, alt: i.alt,
@@ -267,3 +273,171 @@ def test_formulas_and_tables_fit_their_column(page, server, name):
     page.wait_for_timeout(100)  # let the layout settle at the new width
     problems += [f"printed ({width} px): {m}" for m in page.evaluate(TOO_WIDE_JS)]
     assert not problems, f"{name}: wider than the column:\n" + "\n".join(problems)
+
+
+# --- Interactive figures (_ext/interactive_figures, helpers.plotting) ---------------------------
+
+PLOTLY_MIME = "application/vnd.plotly.v1+json"
+
+
+def interactive_figures(nb_path):
+    """[(figure name, plotly.js specification)] of the notebook's interactive figures."""
+    return [(cell.metadata["mystnb"]["figure"]["name"], output["data"][PLOTLY_MIME])
+            for cell in nbformat.read(ROOT / nb_path, as_version=4).cells
+            for output in cell.get("outputs", []) if PLOTLY_MIME in output.get("data", {})]
+
+
+INTERACTIVE = [p for p in toc_notebooks() if interactive_figures(p)]
+
+DRAWN_JS = """() => [...document.querySelectorAll('figure.course-interactive-figure')].map(f => {
+  const div = f.querySelector('div.course-interactive');
+  const img = f.querySelector('img.course-static');
+  const column = f.closest('article').getBoundingClientRect().width;
+  const texts = [...div.querySelectorAll('svg text')].filter(t => t.textContent.trim())
+    .map(t => parseFloat(getComputedStyle(t).fontSize));
+  return {id: f.id, ready: f.classList.contains('course-interactive-ready'),
+          drawn: div.querySelectorAll('svg.main-svg').length > 0,
+          width: div.getBoundingClientRect().width, column,
+          label: div.getAttribute('role') === 'img' ? div.getAttribute('aria-label') : null,
+          alt: img.alt, imgShown: getComputedStyle(img).display !== 'none',
+          smallest: Math.min(...texts), modebar: div.querySelectorAll('.modebar').length,
+          caption: f.querySelector('figcaption')?.innerText ?? ''};
+})"""
+
+
+def test_interactive_figures_are_the_attention_heatmaps_and_the_explorables():
+    names = {name for path in INTERACTIVE for name, _ in interactive_figures(path)}
+    assert {"fig-ch1-temperature", "fig-ch7-online-softmax", "fig-ch8-positional-sliders",
+            "fig-ch2-causal", "fig-ch3-heads", "fig-ch6-eight-digits",
+            "fig-ch9-generation-attention"} <= names, sorted(names)
+
+
+@pytest.mark.parametrize("nb_path", INTERACTIVE, ids=str)
+def test_interactive_figures_draw_offline_in_the_column(page, server, nb_path):
+    expected = [name for name, _ in interactive_figures(nb_path)]
+    open_page(page, server, nb_path.with_suffix("").as_posix())
+    page.wait_for_function("document.querySelectorAll('figure.course-interactive-ready').length"
+                           f" === {len(expected)}", timeout=20000)
+    figures = page.evaluate(DRAWN_JS)
+    assert [f["id"] for f in figures] == expected
+    for f in figures:
+        where = f"{nb_path} {f['id']}"
+        assert f["ready"] and f["drawn"] and not f["imgShown"], f"{where}: not drawn: {f}"
+        assert f["width"] <= min(672, f["column"]) + 1, f"{where} is {f['width']} px wide"
+        assert f["label"] == f["alt"] and HANGUL.search(f["label"]), \
+            f"{where}: the interactive figure must carry the picture's alt text"
+        assert re.match(r"그림 \d+\.\d+", f["caption"]), f"{where}: caption {f['caption']!r}"
+        assert f["smallest"] >= MIN_TEXT_PX, f"{where}: text {f['smallest']} px high"
+        assert f["modebar"] == 0, f"{where}: plotly's English toolbar is shown"
+    scripts = page.eval_on_selector_all("script[src*='plotly.min.js']", "s => s.map(x => x.src)")
+    assert len(scripts) == 1 and scripts[0].startswith(server), scripts
+    assert not page.external_requests, page.external_requests
+    assert not page.console_errors, page.console_errors
+
+
+def test_pages_without_interactive_figures_do_not_load_plotly(page, server):
+    open_page(page, server, "intro")
+    assert page.locator("script[src*='plotly']").count() == 0
+
+
+HEATMAP_CELL_JS = """([id, trace, row, col]) => {
+  const gd = document.querySelector(`#${id} div.course-interactive`);
+  const full = gd._fullData[trace];
+  const xa = gd._fullLayout[full.xaxis === 'x' ? 'xaxis' : 'xaxis' + full.xaxis.slice(1)];
+  const ya = gd._fullLayout[full.yaxis === 'y' ? 'yaxis' : 'yaxis' + full.yaxis.slice(1)];
+  const box = gd.getBoundingClientRect();
+  return {x: box.left + xa._offset + xa.l2p(col), y: box.top + ya._offset + ya.l2p(row)};
+}"""
+
+
+def test_hovering_a_heatmap_cell_shows_query_key_and_weight(page, server):
+    nb_path = next(p for p in INTERACTIVE if p.name.startswith("02_"))
+    name, spec = interactive_figures(nb_path)[0]
+    open_page(page, server, nb_path.with_suffix("").as_posix())
+    page.wait_for_selector(f"#{name}.course-interactive-ready", timeout=20000)
+    page.locator(f"#{name}").scroll_into_view_if_needed()
+    tokens = spec["layout"]["xaxis"]["ticktext"]
+    for trace, (row, col) in ((0, (2, 1)), (1, (3, 0))):
+        point = page.evaluate(HEATMAP_CELL_JS, [name, trace, row, col])
+        page.mouse.move(point["x"], point["y"])
+        hover = page.locator(f"#{name} .hoverlayer .hovertext")
+        hover.wait_for(timeout=5000)
+        text = hover.text_content()
+        weight = spec["data"][trace]["z"][row][col]
+        assert f"쿼리 ‘{tokens[row]}’" in text and f"키 ‘{tokens[col]}’" in text, text
+        assert f"어텐션 가중치 {weight:.3f}" in text, text
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.locator(f"#{name}").screenshot(path=SHOTS / "heatmap_hover.png")
+    assert not page.external_requests and not page.console_errors
+
+
+EXPLORABLES = {"fig-ch1-temperature": "01_", "fig-ch7-online-softmax": "07_",
+               "fig-ch8-positional-sliders": "08_"}
+
+SLIDER_JS = """([id, s]) => {
+  const gd = document.querySelector(`#${id} div.course-interactive`);
+  const rail = gd.querySelectorAll('.slider-group')[s].querySelector('.slider-rail-rect');
+  const box = rail.getBoundingClientRect();
+  return {x: box.right - 2, y: box.top + box.height / 2, active: gd.layout.sliders[s].active,
+          ys: gd.data.map(t => t.y)};
+}"""
+
+
+@pytest.mark.parametrize("name", EXPLORABLES, ids=str)
+def test_a_slider_moves_its_figure(page, server, name):
+    nb_path = next(p for p in INTERACTIVE if p.name.startswith(EXPLORABLES[name]))
+    spec = dict(interactive_figures(nb_path))[name]
+    open_page(page, server, nb_path.with_suffix("").as_posix())
+    page.wait_for_selector(f"#{name}.course-interactive-ready", timeout=20000)
+    figure = page.locator(f"#{name}")
+    figure.scroll_into_view_if_needed()
+    sliders = spec["layout"]["sliders"]
+    for s, slider in enumerate(sliders):
+        before = page.evaluate(SLIDER_JS, [name, s])
+        page.mouse.click(before["x"], before["y"])  # the right end of the rail: the last step
+        page.wait_for_timeout(300)
+        after = page.evaluate(SLIDER_JS, [name, s])
+        last = slider["steps"][-1]
+        assert after["active"] == len(slider["steps"]) - 1, f"{name}: slider {s} did not move"
+        for trace, y in zip(last["args"][2], last["args"][0]["y"]):
+            assert after["ys"][trace] == y, f"{name}: trace {trace} was not updated"
+            assert after["ys"][trace] != before["ys"][trace]
+        current = figure.locator(".slider-group > .slider-label").nth(s)  # its current value
+        assert current.text_content() == slider["currentvalue"]["prefix"] + last["label"]
+        assert HANGUL.search(current.text_content())
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    figure.screenshot(path=SHOTS / f"{name}.png")
+    assert not page.external_requests and not page.console_errors
+
+
+def test_without_javascript_the_static_picture_shows(browser, server):
+    context = browser.new_context(viewport={"width": 1280, "height": 900},
+                                  java_script_enabled=False)
+    try:
+        page = context.new_page()
+        page.goto(f"{server}/chapters/01_attention_intuition.html", wait_until="load")
+        img = page.locator("#fig-ch1-temperature img.course-static")
+        assert img.is_visible() and HANGUL.search(img.get_attribute("alt"))
+        assert not page.locator("#fig-ch1-temperature div.course-interactive").is_visible()
+    finally:
+        context.close()
+
+
+@pytest.mark.parametrize("with_plotly", [True, False], ids=["plotly.js", "no plotly.js"])
+def test_the_notebook_html_output_draws_or_keeps_its_picture(page, server, with_plotly):
+    """The text/html output Colab and Jupyter without the plotly extension show: drawn where
+    the page has plotly.js, its static picture where it has none (and it is not Colab)."""
+    nb_path = next(p for p in INTERACTIVE if p.name.startswith("01_"))
+    output = next(o for cell in nbformat.read(ROOT / nb_path, as_version=4).cells
+                  for o in cell.get("outputs", []) if PLOTLY_MIME in o.get("data", {}))
+    head = f'<script src="{server}/_static/plotly/plotly.min.js"></script>' if with_plotly else ""
+    page.goto(f"{server}/_static/interactive-figures.js")  # any page of the server
+    page.set_content(f"<html><head>{head}</head><body>{output['data']['text/html']}</body></html>")
+    fid = output["data"][PLOTLY_MIME]["layout"]["meta"]["id"]
+    if with_plotly:
+        page.wait_for_selector(f"#{fid} svg.main-svg", timeout=20000)
+        assert page.locator(f"#{fid} img.course-static").count() == 0
+    else:
+        page.wait_for_timeout(500)
+        assert page.locator(f"#{fid} img.course-static").is_visible()
+    assert not page.external_requests and not page.console_errors

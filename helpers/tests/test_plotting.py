@@ -2,6 +2,9 @@
 
 import base64
 import io
+import json
+import re
+import sys
 import warnings
 
 import matplotlib
@@ -15,8 +18,13 @@ import pytest
 from matplotlib.font_manager import FontProperties, findfont
 
 from helpers.plotting import (
+    PLOTLY_MIME,
+    attach_interactive,
     attention_heatmap,
     describe_figure_outputs,
+    interactive_html,
+    interactive_spec,
+    slider_figure,
     smallest_text_px,
 )
 
@@ -145,3 +153,132 @@ def test_a_figure_without_text_is_shown_with_its_width_only():
     ax.set(xticks=[], yticks=[])
     data, metadata = shell.display_formatter.format(fig)
     assert "image/png" in data and set(metadata["image/png"]) == {"width"}
+
+
+# --- Interactive figures ----------------------------------------------------------------------
+
+def heatmap_spec(**kwargs):
+    weights = np.array([[0.7, 0.2, 0.1, 0.0], [0.25, 0.25, 0.25, 0.25], [0.0, 0.0, 0.5, 0.5]])
+    fig = attention_heatmap(weights, TOKENS, ["가", "나", "가"], **kwargs)
+    return fig, interactive_spec(fig)
+
+
+def test_heatmap_hover_names_query_key_and_weight():
+    _, spec = heatmap_spec(titles=["헤드 1"])
+    (trace,) = spec["data"]
+    assert trace["type"] == "heatmap"
+    assert trace["z"][0] == [0.7, 0.2, 0.1, 0.0]
+    # one hover text per cell, with the query's and the key's token (repeated tokens stay apart)
+    assert trace["text"][2][1] == "쿼리 ‘가’<br>키 ‘오늘’"
+    assert trace["text"][0][1] == trace["text"][2][1]
+    assert trace["x"] == [0, 1, 2, 3] and trace["y"] == [0, 1, 2]
+    assert "어텐션 가중치 %{z:.3f}" in trace["hovertemplate"]
+    assert trace["hovertemplate"].startswith("헤드 1<br>%{text}")
+    assert spec["layout"]["xaxis"]["ticktext"] == TOKENS
+    assert spec["layout"]["yaxis"]["ticktext"] == ["가", "나", "가"]
+    assert spec["layout"]["yaxis"]["autorange"] == "reversed"  # first query on top
+
+
+def test_heatmap_spec_has_one_trace_per_matrix_and_one_colour_scale():
+    weights = np.random.default_rng(0).dirichlet(np.ones(4), size=(3, 4))
+    fig = attention_heatmap(weights, TOKENS, titles=["가", "나", "다"], annotate=True)
+    spec = interactive_spec(fig)
+    assert [t["xaxis"] for t in spec["data"]] == ["x", "x2", "x3"]
+    assert {t["coloraxis"] for t in spec["data"]} == {"coloraxis"}
+    assert all(t["texttemplate"] == "%{z:.2f}" for t in spec["data"])
+    colorbar = spec["layout"]["coloraxis"]["colorbar"]
+    assert colorbar["title"]["text"] == "어텐션 가중치"
+    assert [a["text"] for a in spec["layout"]["annotations"]] == ["가", "나", "다"]
+
+
+def test_interactive_spec_is_deterministic_json_with_a_name_from_its_content():
+    _, first = heatmap_spec()
+    _, second = heatmap_spec()
+    assert json.dumps(first, sort_keys=True) == json.dumps(second, sort_keys=True)
+    meta = first["layout"]["meta"]
+    assert re.fullmatch(r"course-fig-[0-9a-f]{12}", meta["id"])
+    assert meta["width"] <= 672
+    _, other = heatmap_spec(titles=["다른 제목"])
+    assert other["layout"]["meta"]["id"] != meta["id"]
+    json.dumps(first, allow_nan=False)  # plain JSON: no NaN, no numpy types
+    assert "plotly" not in sys.modules  # helpers never imports plotly
+
+
+def test_plain_figures_have_no_interactive_twin():
+    fig, _ = plt.subplots()
+    assert interactive_spec(fig) is None
+    with pytest.raises(TypeError, match="spec must be a dict"):
+        attach_interactive(fig, {"data": "x"})
+    with pytest.raises(TypeError, match="fig must be a matplotlib Figure"):
+        interactive_spec("figure.png")
+
+
+def test_interactive_figure_outputs_hold_spec_html_and_static_picture():
+    shell = FakeShell()
+    describe_figure_outputs(shell)
+    fig, spec = heatmap_spec()
+    data, metadata = shell.display_formatter.format(fig)
+    assert {PLOTLY_MIME, "text/html", "image/png"} <= set(data)
+    assert data[PLOTLY_MIME] == spec
+    assert {"width", "smallest_text_px"} <= set(metadata["image/png"])
+    page = data["text/html"]
+    fid = spec["layout"]["meta"]["id"]
+    assert f'id="{fid}"' in page and f'id="{fid}-spec"' in page
+    assert f'src="data:image/png;base64,{data["image/png"]}"' in page  # the static fallback
+    assert 'alt="어텐션 가중치 히트맵 1개: 쿼리 3개 × 키 4개"' in page
+    # plotly.js from a CDN only inside Colab, and only when the page has none
+    assert "window.google && window.google.colab" in page
+    assert "cdn.plot.ly/plotly-" in page
+    again, _ = shell.display_formatter.format(heatmap_spec()[0])
+    assert again["text/html"] == page and again["image/png"] == data["image/png"]
+
+
+def test_interactive_html_escapes_what_could_end_its_script():
+    fig = attention_heatmap(np.eye(2), ["</script>", "b"])
+    page = interactive_html(interactive_spec(fig), "AAAA")
+    assert page.count("</script>") == 2  # the JSON's own </script> is written <\/script>
+
+
+def slider_args():
+    values = np.array([[0.1, 0.9], [0.5, 0.5], [0.8, 0.2]])
+    panels = [dict(x=[0, 1], xticklabels=["키 1", "키 2"], xlabel="키", ylabel="가중치")]
+    series = [dict(panel=0, name="가중치", kind="bar", y=values, slider=0),
+              dict(panel=0, name="고른 분포", kind="line", y=[0.5, 0.5])]
+    sliders = [dict(label="온도", values=["1", "2", "3"], active=1, static=[0, 2],
+                    notes=["가", "나", "다"])]
+    return panels, series, sliders
+
+
+def test_slider_figure_steps_swap_precomputed_values():
+    fig = slider_figure(*slider_args(), description="설명")
+    spec = interactive_spec(fig)
+    (slider,) = spec["layout"]["sliders"]
+    assert slider["currentvalue"]["prefix"] == "온도: "
+    assert slider["active"] == 1 and spec["data"][0]["y"] == [0.5, 0.5]
+    assert [s["label"] for s in slider["steps"]] == ["1", "2", "3"]
+    restyle, relayout, traces = slider["steps"][2]["args"]
+    assert restyle == {"y": [[0.8, 0.2]]} and traces == [0]
+    assert relayout == {"annotations[0].text": "다"}
+    assert spec["layout"]["annotations"][0]["text"] == "나"
+    assert "키 %{text}" in spec["data"][0]["hovertemplate"]
+    # the static picture shows the static positions, with their notes
+    labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert labels == ["고른 분포", "온도 1: 가", "온도 3: 다"]
+
+
+@pytest.mark.parametrize("change, match", [
+    (lambda p, s, sl: s[0].update(y=np.ones((2, 2))), r"shape \(3, 2\)"),
+    (lambda p, s, sl: s[1].update(y=[0.5]), r"shape \(2,\)"),
+    (lambda p, s, sl: s[0].update(kind="pie"), "kind must be one of"),
+    (lambda p, s, sl: s[0].update(panel=3), "panel 3 does not exist"),
+    (lambda p, s, sl: s[0].update(slider=2), "slider 2 does not exist"),
+    (lambda p, s, sl: sl[0].update(values=["1"]), "at least 2 values"),
+    (lambda p, s, sl: sl[0].update(static=[5]), r"index 5 is not in \[0, 3\)"),
+    (lambda p, s, sl: sl[0].update(notes=["가"]), "3 values but 1 notes"),
+    (lambda p, s, sl: s[1].update(y=[np.nan, 0.5]), "NaN or infinity"),
+])
+def test_slider_figure_bad_input_raises(change, match):
+    panels, series, sliders = slider_args()
+    change(panels, series, sliders)
+    with pytest.raises(ValueError, match=match):
+        slider_figure(panels, series, sliders, description="설명")
