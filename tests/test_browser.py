@@ -177,7 +177,7 @@ def notebook_figures(nb_path):
 
 # What a reader sees without JavaScript and in print: the static pictures of interactive figures
 STATIC_VIEW_CSS = """figure .course-interactive { display: none !important; }
-figure img.course-static { display: inline !important; }"""
+figure .course-static { display: inline !important; }"""
 
 
 @pytest.mark.parametrize("nb_path", toc_notebooks(), ids=str)
