@@ -10,6 +10,7 @@ ends in one message that says what failed and what to do, not in a traceback.
     python3.11 tools/course.py bench   # run each chapter in a fresh kernel: time and memory
     python3.11 tools/course.py execute chapters/NN_name.ipynb   # re-run one in place
     python3.11 tools/course.py robustness   # chapters that train: seeds 0-4 x both kernels
+    python3.11 tools/course.py robustness --cpu avx2 --seeds 0-9   # a wider sweep, not stored
 """
 
 from __future__ import annotations
@@ -195,7 +196,7 @@ def main() -> None:
     parser.add_argument("--no-pdf", action="store_true",
                         help="build: the site only, without the course PDF (which needs Chromium)")
     args, unknown = parser.parse_known_args()  # test: pytest's own options, e.g. -k name
-    if unknown and args.command != "test":
+    if unknown and args.command not in ("test", "robustness"):  # pytest's, robustness.py's
         parser.error(f"unrecognized arguments: {' '.join(unknown)}")
     try:
         ensure_venv()
@@ -208,7 +209,7 @@ def main() -> None:
         elif args.command == "execute":
             execute(args.args)
         elif args.command == "robustness":
-            robustness(args.args)
+            robustness(args.args + unknown)
     except SetupError as err:
         sys.exit(f"course.py {args.command}: {err}")
     except subprocess.CalledProcessError as err:  # the tool has said why

@@ -7,6 +7,7 @@ several flushes is saved as one output, so re-recording a chapter whose outputs 
 leaves ``git diff`` empty.
 """
 
+import os
 import sys
 from pathlib import Path
 
@@ -14,15 +15,27 @@ import nbformat
 from nbclient import NotebookClient
 
 
-def run(nb, folder: Path, *, allow_errors: bool = False) -> None:
-    """Execute ``nb`` in place in a fresh ``python3`` kernel whose working folder is ``folder``."""
+def run(nb, folder: Path, *, allow_errors: bool = False, env: dict | None = None) -> None:
+    """Execute ``nb`` in place in a fresh ``python3`` kernel whose working folder is ``folder``.
+
+    ``env``: variables added to this process's environment for the kernel (for example
+    ``COURSE_SEED``, or the CPU path of tools/cpu_paths.py).
+    """
     NotebookClient(nb, timeout=600, kernel_name="python3", record_timing=False,
                    allow_errors=allow_errors,
-                   resources={"metadata": {"path": str(folder)}}).execute()
+                   resources={"metadata": {"path": str(folder)}}).execute(
+                       env={**os.environ, **(env or {})})
     for cell in nb.cells:
         cell.metadata.pop("execution", None)
         if cell.cell_type == "code":
             cell.outputs = _joined_streams(cell.outputs)
+
+
+def errors(nb) -> list[str]:
+    """One line for each error output of the executed ``nb``: cell, exception, message."""
+    return [f"cell {i}: {out.get('ename')}: {out.get('evalue', '')[:200]}"
+            for i, cell in enumerate(nb.cells) for out in cell.get("outputs", [])
+            if out.get("output_type") == "error"]
 
 
 def _joined_streams(outputs: list) -> list:

@@ -25,11 +25,11 @@ running any chapter:
 
 from __future__ import annotations
 
+import argparse
 import ast
 import datetime as dt
 import hashlib
 import json
-import os
 import statistics
 import sys
 import tempfile
@@ -40,7 +40,8 @@ import nbformat
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from tools.execute import run  # noqa: E402
+from tools import cpu_paths  # noqa: E402
+from tools.execute import errors, run  # noqa: E402
 from tools.markers import replace_block  # noqa: E402
 from tools.toc import toc_notebooks  # noqa: E402
 
@@ -50,6 +51,7 @@ SEEDS = (0, 1, 2, 3, 4)
 KERNEL_PATHS = ("0", "1")  # TF_ENABLE_ONEDNN_OPTS: TensorFlow's Eigen kernels, oneDNN's
 CLAIM_FUNCTIONS = {"check", "report"}
 STATUS_ONLY = "--status"
+SWEEP = ROOT / "_build" / "robustness-sweep.json"
 
 # What each metric measures, in Korean, for the status page: one line, no trailing period.
 # A chapter that calls claims.check or claims.report adds one line here per metric.
@@ -196,26 +198,20 @@ def training_chapters() -> list[Path]:
     return [path for path in toc_notebooks() if claimed_metrics(ROOT / path)]
 
 
-def run_once(path: Path, seed: int, kernel_path: str) -> tuple[list[dict], list[str], float]:
+def run_once(path: Path, seed: int, kernel_path: str,
+             cpu: str = "native") -> tuple[list[dict], list[str], float]:
     """Execute ``path`` once; return (recorded metrics, error messages, seconds)."""
     nb = nbformat.read(path, as_version=4)
     with tempfile.TemporaryDirectory() as tmp:
         metrics_file = Path(tmp) / "metrics.jsonl"
-        os.environ.update(COURSE_SEED=str(seed), TF_ENABLE_ONEDNN_OPTS=kernel_path,
-                          COURSE_METRICS=str(metrics_file))
+        env = {"COURSE_SEED": str(seed), "TF_ENABLE_ONEDNN_OPTS": kernel_path,
+               "COURSE_METRICS": str(metrics_file), **cpu_paths.environment(cpu)}
         start = time.perf_counter()
-        try:
-            run(nb, path.parent, allow_errors=True)
-        finally:
-            for name in ("COURSE_SEED", "TF_ENABLE_ONEDNN_OPTS", "COURSE_METRICS"):
-                os.environ.pop(name, None)
+        run(nb, path.parent, allow_errors=True, env=env)
         seconds = time.perf_counter() - start
         lines = metrics_file.read_text(encoding="utf-8").splitlines() \
             if metrics_file.exists() else []
-    errors = [f"cell {i}: {out.get('ename')}: {out.get('evalue', '')[:200]}"
-              for i, cell in enumerate(nb.cells) for out in cell.get("outputs", [])
-              if out.get("output_type") == "error"]
-    return [json.loads(line) for line in lines], errors, seconds
+    return [json.loads(line) for line in lines], errors(nb), seconds
 
 
 def summarise(records: list[dict]) -> dict:
@@ -240,16 +236,16 @@ def _significant(value: float) -> float:
     return float(f"{value:.6g}")
 
 
-def measure(path: Path) -> dict:
+def measure(path: Path, seeds=SEEDS, cpu: str = "native") -> dict:
     """Run one chapter for every seed and kernel path; return its table entry."""
     records, runs = [], []
-    for seed in SEEDS:
+    for seed in seeds:
         for kernel_path in KERNEL_PATHS:
-            found, errors, seconds = run_once(ROOT / path, seed, kernel_path)
+            found, errors, seconds = run_once(ROOT / path, seed, kernel_path, cpu)
             records += found
             runs.append({"seed": seed, "onednn": int(kernel_path), "errors": errors,
                          "seconds": round(seconds, 1)})
-            print(f"{path.stem} seed {seed} oneDNN {kernel_path}: {seconds:5.1f} s"
+            print(f"{path.stem} seed {seed} oneDNN {kernel_path} ({cpu}): {seconds:5.1f} s"
                   + (f", {len(errors)} errors: {errors}" if errors else ""), flush=True)
     return {"code_hash": code_hash(ROOT / path), "runs": runs, "metrics": summarise(records)}
 
@@ -270,7 +266,7 @@ def missing_descriptions(names) -> list[str]:
     return [name for name in names if not DESCRIPTIONS.get(name, "").strip()]
 
 
-def markdown(table: dict) -> str:
+def markdown(table: dict, seeds=SEEDS, cpu: str = "native") -> str:
     """The status page's section: one row per metric of every chapter that trains.
 
     The metric's name and what it measures share a cell, one above the other, so that the
@@ -284,9 +280,11 @@ def markdown(table: dict) -> str:
             lines.append(f"| {Path(chapter).stem[:2]} | `{name}`<br>{what} | "
                          f"{_shown(m['min'])} | {_shown(m['median'])} | {_shown(m['max'])} | "
                          f"{bound_text(m)} |")
-    runs = len(SEEDS) * len(KERNEL_PATHS)
-    return ("\n".join(lines) + f"\n\n(장마다 {runs}회 실행: `COURSE_SEED` 0–4 × "
-            f"`TF_ENABLE_ONEDNN_OPTS` 0·1. {table['when']}, {table['versions']})")
+    runs = len(seeds) * len(KERNEL_PATHS)
+    path = " AVX2로 제한한 벡터 명령(`tools/cpu_paths.py`)." if cpu == "avx2" else ""
+    return ("\n".join(lines) + f"\n\n(장마다 {runs}회 실행: `COURSE_SEED` "
+            f"{seeds[0]}–{seeds[-1]} × `TF_ENABLE_ONEDNN_OPTS` 0·1.{path} {table['when']}, "
+            f"{table['versions']})")
 
 
 def _shown(value: float) -> str:
@@ -321,12 +319,39 @@ def warn_about_missing_descriptions(chosen: list[Path]) -> None:
               "(the status page shows — until then, and the tests fail)", flush=True)
 
 
-def main(paths: list[str]) -> None:
-    if paths == [STATUS_ONLY]:
+def parse(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="tools/robustness.py", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("notebooks", nargs="*", type=Path,
+                        help="chapters to run (default: every chapter that trains)")
+    parser.add_argument("--status", action="store_true",
+                        help="rewrite the status page's table from the stored results only")
+    parser.add_argument("--seeds", type=seed_range, default=SEEDS,
+                        help="a sweep over other seeds, e.g. 0-9 (default 0-4: the table)")
+    parser.add_argument("--cpu", choices=cpu_paths.CHOICES, default="native",
+                        help="avx2: cap the vector instructions as tools/cpu_paths.py says")
+    return parser.parse_args(argv)
+
+
+def seed_range(text: str) -> tuple[int, ...]:
+    """``"0-9"`` -> (0, 1, ..., 9); ``"7"`` -> (7,)."""
+    first, _, last = text.partition("-")
+    try:
+        return tuple(range(int(first), int(last or first) + 1))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected seeds like 0-9 or 7; got {text!r}") from None
+
+
+def main(argv: list[str]) -> None:
+    args = parse(argv)
+    if args.status:
         print(write_status())
         return
-    chosen = [Path(p) for p in paths] or training_chapters()
+    chosen = args.notebooks or training_chapters()
     warn_about_missing_descriptions(chosen)
+    if args.seeds != SEEDS or args.cpu != "native":
+        sweep(chosen, args.seeds, args.cpu)
+        return
     table = json.loads(TABLE.read_text(encoding="utf-8")) if TABLE.exists() else {}
     chapters = table.get("chapters", {})
     for path in chosen:
@@ -338,6 +363,22 @@ def main(paths: list[str]) -> None:
     TABLE.write_text(json.dumps(table, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
     replace_block(STATUS, "robustness", markdown(table))
     print(markdown(table))
+    exit_on_errors(chapters)
+
+
+def sweep(chosen: list[Path], seeds: tuple[int, ...], cpu: str) -> None:
+    """A run beyond the table (other seeds, or the AVX2 path): its results go to
+    ``_build/robustness-sweep.json`` and the screen, and the command fails if a claim broke."""
+    chapters = {path.as_posix(): measure(path, seeds, cpu) for path in chosen}
+    table = {"when": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+             "versions": versions(), "seeds": list(seeds), "cpu": cpu, "chapters": chapters}
+    SWEEP.parent.mkdir(exist_ok=True)
+    SWEEP.write_text(json.dumps(table, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    print(markdown(table, seeds=seeds, cpu=cpu))
+    exit_on_errors(chapters)
+
+
+def exit_on_errors(chapters: dict) -> None:
     failed = [(c, r) for c, e in chapters.items() for r in e["runs"] if r["errors"]]
     if failed:
         sys.exit(f"runs with errors: {failed}")
