@@ -23,6 +23,8 @@ helpers.claims
     Checks and glue for the numbers a chapter's prose quotes about trained models.
 helpers.notebook
     ``setup()``, the one set-up call at the top of every chapter, and ``show_source()``.
+helpers.timing
+    ``best_times``: timing that holds on a busy machine (chapters 7 and 9).
 
 Keras (import TensorFlow, through ``helpers._tensorflow`` with the course's log settings):
 
