@@ -1,8 +1,10 @@
 """Execute every chapter in a fresh kernel and report wall time, peak memory and throughput.
 
-Each chapter runs three times; the table gives the median time, the largest peak memory and,
-for the chapters that train, the training throughput they report (sequence steps per second,
-see ``helpers.claims.report``). Times are also given as multiples of F, the wall time of
+Each chapter runs twice as it runs by default and twice with the vector instructions capped to
+AVX2 (tools/cpu_paths.py: NumPy's loops and OpenBLAS as on a CPU without AVX-512), the two
+paths in turns; the table gives the faster time of each path, the largest peak memory and, for
+the chapters that train, the training throughput they report (sequence steps per second, see
+``helpers.claims.report``). Times are also given as multiples of F, the wall time of
 ``import keras, tensorflow`` in a fresh Python process measured in the same run (the median
 of one sample before each chapter and one at the end): seconds drift with the machine and the
 hour, a ratio to F measured alongside does much less. Writes the table into README.md and
@@ -30,6 +32,7 @@ import nbformat
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+from tools import cpu_paths  # noqa: E402
 from tools.execute import run  # noqa: E402
 from tools.markers import replace_block  # noqa: E402
 from tools.toc import toc_notebooks  # noqa: E402
@@ -45,7 +48,8 @@ VERSIONS_CODE = ("import importlib.metadata as m, platform\n"
 # TARGET_MEAN_RATIO (tests/test_status.py checks them); every kernel under TARGET_MB.
 TARGET_RATIO, TARGET_MEAN_RATIO, TARGET_MB = 5.0, 3.5, 1024
 IMPORT_CODE = "import keras, tensorflow"
-REPEATS = 3
+REPEATS = 2  # runs of each chapter on each path; the faster counts
+CPU_PATHS = ("native", "avx2")
 THROUGHPUT_SUFFIX = "sequence_steps_per_second"
 MHA_SHAPE = {"d_model": 64, "num_heads": 8, "key_dim": 8}
 MHA_LENGTHS = (64, 256, 1024)
@@ -62,8 +66,8 @@ def stdout(cell) -> str:
     return "".join(out.get("text", "") for out in cell.outputs if out.output_type == "stream")
 
 
-def execute(path: Path) -> tuple[float, float, str, float | None]:
-    """Run one notebook top to bottom.
+def execute(path: Path, cpu: str = "native") -> tuple[float, float, str, float | None]:
+    """Run one notebook top to bottom on the ``cpu`` path (tools/cpu_paths.py).
 
     Returns (seconds, peak MB of the kernel, versions, training throughput or None).
     """
@@ -71,12 +75,9 @@ def execute(path: Path) -> tuple[float, float, str, float | None]:
     nb.cells += [nbformat.v4.new_code_cell(VERSIONS_CODE), nbformat.v4.new_code_cell(PEAK_CODE)]
     with tempfile.TemporaryDirectory() as tmp:
         metrics = Path(tmp) / "metrics.jsonl"
-        os.environ["COURSE_METRICS"] = str(metrics)
+        env = {"COURSE_METRICS": str(metrics), **cpu_paths.environment(cpu)}
         start = time.perf_counter()
-        try:
-            run(nb, path.parent)
-        finally:
-            os.environ.pop("COURSE_METRICS")
+        run(nb, path.parent, env=env)
         seconds = time.perf_counter() - start
         records = [json.loads(line) for line in metrics.read_text().splitlines()] \
             if metrics.exists() else []
@@ -93,23 +94,18 @@ def import_seconds() -> float:
     return time.perf_counter() - start
 
 
-def measure(path: Path) -> tuple[float, float, str, float | None]:
-    """Median time, largest peak memory and median throughput over REPEATS runs."""
-    runs = [execute(path) for _ in range(REPEATS)]
-    rates = [r[3] for r in runs if r[3] is not None]
-    return (statistics.median(r[0] for r in runs), max(r[1] for r in runs), runs[-1][2],
+def measure(path: Path) -> tuple[dict[str, float], float, str, float | None]:
+    """The fastest time on each CPU path, the largest peak memory and the median throughput
+    (of the default path) over REPEATS runs per path, the paths in turns."""
+    runs = {cpu: [] for cpu in CPU_PATHS}
+    for _ in range(REPEATS):
+        for cpu in CPU_PATHS:
+            runs[cpu].append(execute(path, cpu))
+    rates = [r[3] for r in runs["native"] if r[3] is not None]
+    every = [r for cpu in CPU_PATHS for r in runs[cpu]]
+    return ({cpu: min(r[0] for r in runs[cpu]) for cpu in CPU_PATHS},
+            max(r[1] for r in every), every[-1][2],
             statistics.median(rates) if rates else None)
-
-
-def best_seconds(fn, repeats: int = 5) -> float:
-    """The fastest of ``repeats`` calls, after one warm-up call."""
-    fn()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
 
 
 def mha_timings() -> str:
@@ -118,6 +114,7 @@ def mha_timings() -> str:
 
     from helpers._tensorflow import keras  # noqa: PLC0415
     from helpers.attention import MultiHeadAttention  # noqa: PLC0415
+    from helpers.timing import best_times  # noqa: PLC0415
 
     rng = np.random.default_rng(0)
     lines = ["| 길이 n | NumPy 루프 (ms) | NumPy 벡터화 (ms) | 루프/벡터화 | Keras (ms) |",
@@ -129,23 +126,27 @@ def mha_timings() -> str:
         layer(x, x)
         looped = MultiHeadAttention.from_keras(layer, vectorized=False)
         vectorized = MultiHeadAttention.from_keras(layer, vectorized=True)
-        t_loop = best_seconds(partial(looped, x, x))
-        t_vec = best_seconds(partial(vectorized, x, x))
-        t_keras = best_seconds(partial(layer, x, x))
+        best = best_times({"loop": partial(looped, x, x), "vec": partial(vectorized, x, x),
+                           "keras": partial(layer, x, x)}, repeats=5, min_total=0)
+        t_loop, t_vec, t_keras = best["loop"], best["vec"], best["keras"]
         lines.append(f"| {n} | {t_loop * 1e3:.2f} | {t_vec * 1e3:.2f} | "
                      f"{t_loop / t_vec:.2f} | {t_keras * 1e3:.2f} |")
     shape = ", ".join(f"{k}={v}" for k, v in MHA_SHAPE.items())
-    return "\n".join(lines) + f"\n\n(batch 1, {shape}, float32, CPU; 5회 중 가장 빠른 값)"
+    return "\n".join(lines) + (f"\n\n(batch 1, {shape}, float32, CPU 시간; "
+                               "`helpers.timing.best_times`로 번갈아 5차례, 가장 빠른 값)")
 
 
-def table(rows: list[tuple[str, float, float, float | None]], f_seconds: float) -> str:
-    """The benchmark table: seconds, multiple of F, peak MB and throughput of every chapter."""
-    lines = ["| 장 | 실행 시간 (초) | F의 배수 | 최대 메모리 (MB) | 학습 처리량 (시퀀스·시점/초) |",
-             "|---|---:|---:|---:|---:|"]
-    lines += [f"| {name} | {sec:.1f} | {sec / f_seconds:.2f} | {mb:.0f} | "
+def table(rows: list[tuple[str, dict, float, float | None]], f_seconds: float) -> str:
+    """The benchmark table: seconds, multiples of F on both CPU paths, peak MB and throughput
+    of every chapter."""
+    lines = ["| 장 | 실행 시간 (초) | F의 배수 | AVX2로 제한 (F의 배수) | 최대 메모리 (MB) | "
+             "학습 처리량 (시퀀스·시점/초) |", "|---|---:|---:|---:|---:|---:|"]
+    lines += [f"| {name} | {sec['native']:.1f} | {sec['native'] / f_seconds:.2f} | "
+              f"{sec['avx2'] / f_seconds:.2f} | {mb:.0f} | "
               f"{'—' if rate is None else f'{rate:,.0f}'} |" for name, sec, mb, rate in rows]
-    mean = statistics.mean(r[1] / f_seconds for r in rows)
-    lines.append(f"| 합계 (배수는 평균) | {sum(r[1] for r in rows):.1f} | {mean:.2f} | | |")
+    means = [statistics.mean(r[1][cpu] / f_seconds for r in rows) for cpu in CPU_PATHS]
+    lines.append(f"| 합계 (배수는 평균) | {sum(r[1]['native'] for r in rows):.1f} | "
+                 f"{means[0]:.2f} | {means[1]:.2f} | | |")
     return "\n".join(lines)
 
 
@@ -179,7 +180,9 @@ def status_text(rows, f_seconds: float, samples: int, versions: str, when: str) 
             f"- Python {python}, NumPy {numpy}, TensorFlow {tensorflow}\n"
             f"- {f_note(f_seconds, samples)}\n\n"
             f"{table(rows, f_seconds)}\n\n"
-            f"실행 시간은 {REPEATS}회 실행의 중앙값, 최대 메모리는 그중 가장 큰 값입니다. "
+            f"실행 시간은 {REPEATS}회 실행 가운데 빠른 쪽, 최대 메모리는 그중 가장 큰 값입니다. "
+            "‘AVX2로 제한’은 같은 장을 AVX-512가 없는 CPU처럼 NumPy와 OpenBLAS의 벡터 명령을 "
+            "AVX2까지로 막고(`tools/cpu_paths.py`) 실행한 시간입니다. "
             "초로 잰 시간은 기계와 시간대에 따라 달라지므로(같은 기계에서도 TensorFlow가 4분의 1쯤 "
             "느려지는 때가 있습니다), 같은 실행에서 잰 F의 배수로도 적습니다. 목표는 장마다 "
             f"{TARGET_RATIO:g} F 이하, 모든 장의 평균 {TARGET_MEAN_RATIO:g} F 이하, 장마다 "
@@ -194,15 +197,15 @@ def main() -> None:
         f_samples.append(import_seconds())  # F interleaved with the chapters: drift hits both
         seconds, peak_mb, versions, rate = measure(ROOT / path)
         rows.append((title(ROOT / path), seconds, peak_mb, rate))
-        print(f"{path.stem:40s} {seconds:6.1f} s {peak_mb:7.0f} MB"
-              + (f" {rate:10,.0f} steps/s" if rate else "")
+        print(f"{path.stem:40s} {seconds['native']:6.1f} s (AVX2 {seconds['avx2']:6.1f} s) "
+              f"{peak_mb:7.0f} MB" + (f" {rate:10,.0f} steps/s" if rate else "")
               + f"   (F sample {f_samples[-1]:.2f} s)", flush=True)
     f_samples.append(import_seconds())
     f_seconds = statistics.median(f_samples)
     when = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
     text = table(rows, f_seconds) + f"\n\n({when}, {platform.system()} {platform.machine()}, " \
-        f"Python/NumPy/TensorFlow {versions.replace(' ', ' / ')}; {REPEATS}회 실행의 중앙값; " \
-        f"{f_note(f_seconds, len(f_samples))})"
+        f"Python/NumPy/TensorFlow {versions.replace(' ', ' / ')}; 경로마다 {REPEATS}회 실행 " \
+        f"가운데 빠른 쪽; {f_note(f_seconds, len(f_samples))})"
     mha = mha_timings()
     replace_block(ROOT / "README.md", "bench", text)
     replace_block(ROOT / "README.md", "bench-mha", mha)
@@ -211,17 +214,22 @@ def main() -> None:
     replace_block(ROOT / "status.md", "bench-mha", mha)
     replace_block(ROOT / "intro.md", "roadmap",  # rounded as status.md shows them
                   roadmap({path.with_suffix("").as_posix():
-                           (round(row[1], 1), round(row[1] / f_seconds, 2))
+                           (round(row[1]["native"], 1), round(row[1]["native"] / f_seconds, 2))
                            for path, row in zip(toc_notebooks(), rows)}))
     print(text, mha, sep="\n\n")
-    ratios = {r[0]: r[1] / f_seconds for r in rows}
-    over = [r[0] for r in rows if ratios[r[0]] > TARGET_RATIO or r[2] > TARGET_MB]
-    if over:
-        print(f"over the per-chapter target ({TARGET_RATIO:g} F, {TARGET_MB} MB): {over}",
-              file=sys.stderr)
-    if statistics.mean(ratios.values()) > TARGET_MEAN_RATIO:
-        print(f"over the course's target: mean {statistics.mean(ratios.values()):.2f} F > "
-              f"{TARGET_MEAN_RATIO:g} F", file=sys.stderr)
+    for cpu in CPU_PATHS:
+        ratios = {r[0]: r[1][cpu] / f_seconds for r in rows}
+        over = [name for name, ratio in ratios.items() if ratio > TARGET_RATIO]
+        if over:
+            print(f"{cpu}: over the per-chapter target ({TARGET_RATIO:g} F): {over}",
+                  file=sys.stderr)
+        if statistics.mean(ratios.values()) > TARGET_MEAN_RATIO:
+            print(f"{cpu}: over the course's target: mean "
+                  f"{statistics.mean(ratios.values()):.2f} F > {TARGET_MEAN_RATIO:g} F",
+                  file=sys.stderr)
+    heavy = [r[0] for r in rows if r[2] > TARGET_MB]
+    if heavy:
+        print(f"over {TARGET_MB} MB: {heavy}", file=sys.stderr)
 
 
 if __name__ == "__main__":
