@@ -193,3 +193,19 @@ def test_summary_keeps_small_values_and_six_significant_digits():
     assert summary["m"]["values"] == [2.0981e-05, 0.0, 1.41235e-05]
     assert (summary["m"]["min"], summary["m"]["max"]) == (0.0, 2.0981e-05)
     assert summary["m"]["median"] == 1.41235e-05 and summary["t"]["min"] == 208494.0
+
+
+def test_code_hash_ignores_the_colab_set_up_cell(tmp_path):
+    import nbformat
+
+    from tools.colab_cell import cell_source
+
+    colab = nbformat.v4.new_code_cell(cell_source())
+    cells = [colab, nbformat.v4.new_code_cell("x = 1")]
+    path = tmp_path / "nb.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(cells=cells), path)
+    before = robustness.code_hash(path)
+    colab.source = colab.source.replace("HELPERS_SOURCE = ", "HELPERS_SOURCE = 'elsewhere' or ")
+    nbformat.write(nbformat.v4.new_notebook(cells=cells), path)
+    assert robustness.code_hash(path) == before
+    assert robustness.code_cells(path) == ["x = 1"]

@@ -41,6 +41,7 @@ import nbformat
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from tools import cpu_paths  # noqa: E402
+from tools.colab_cell import is_colab_cell  # noqa: E402
 from tools.execute import errors, run  # noqa: E402
 from tools.markers import replace_block  # noqa: E402
 from tools.toc import toc_notebooks  # noqa: E402
@@ -161,8 +162,11 @@ DESCRIPTIONS = {
 
 
 def code_cells(path: Path) -> list[str]:
+    """The chapter's code cells, without the Colab set-up cell (it installs helpers in Colab
+    only, and changes with the repository's address, not with what the chapter computes)."""
     nb = nbformat.read(path, as_version=4)
-    return [cell.source for cell in nb.cells if cell.cell_type == "code"]
+    return [cell.source for cell in nb.cells
+            if cell.cell_type == "code" and not is_colab_cell(cell)]
 
 
 def code_hash(path: Path) -> str:
