@@ -209,3 +209,18 @@ def test_code_hash_ignores_the_colab_set_up_cell(tmp_path):
     nbformat.write(nbformat.v4.new_notebook(cells=cells), path)
     assert robustness.code_hash(path) == before
     assert robustness.code_cells(path) == ["x = 1"]
+
+
+def test_status_page_shows_the_sweeps():
+    if not robustness.SWEEP.exists():
+        pytest.fail("helpers/robustness_sweep.json is missing: run "
+                    "python3.11 tools/course.py robustness --seeds 5-9")
+    table = json.loads(robustness.SWEEP.read_text(encoding="utf-8"))
+    assert block(ROOT / "status.md", "robustness-sweep") == robustness.sweep_markdown(table)
+    assert set(table["chapters"]) <= {p.as_posix() for p in CHAPTERS}
+
+
+def test_held_counts_the_runs_within_the_bound():
+    entry = {"at_least": 0.5, "at_most": None, "values": [0.4, 0.5, 0.9]}
+    assert robustness.held(entry) == 2
+    assert robustness.held({"at_least": None, "at_most": 1, "values": [2, 0]}) == 1

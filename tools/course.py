@@ -10,7 +10,7 @@ ends in one message that says what failed and what to do, not in a traceback.
     python3.11 tools/course.py bench   # run each chapter in a fresh kernel: time and memory
     python3.11 tools/course.py execute chapters/NN_name.ipynb   # re-run one in place
     python3.11 tools/course.py robustness   # chapters that train: seeds 0-4 x both kernels
-    python3.11 tools/course.py robustness --cpu avx2 --seeds 0-9   # a wider sweep, not stored
+    python3.11 tools/course.py robustness --seeds 5-9   # beyond the table: status.md shows it
 """
 
 from __future__ import annotations
