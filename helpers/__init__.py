@@ -41,6 +41,8 @@ helpers.keras_transformer
 helpers.keras_decoder_only
     The Keras twin of helpers.decoder_only, with ``keras.layers.GroupQueryAttention``, and
     the rotary and ALiBi layers of chapter 11.
+helpers.keras_latent_attention
+    The Keras twin of helpers.latent_attention (chapter 12).
 
 ``import helpers`` is cheap: it imports neither matplotlib nor TensorFlow.
 """
