@@ -599,6 +599,10 @@ PUBLISHED = {
         "Llama 3 70B", num_layers=80, d_model=8192, num_heads=64, head_dim=128,
         num_kv_heads=8, source="meta-llama/llama-models, models/sku_list.py "
                                "(dim 8192, n_layers 80, n_heads 64, n_kv_heads 8)"),
+    "Llama 2 7B": AttentionConfig(
+        "Llama 2 7B", num_layers=32, d_model=4096, num_heads=32, head_dim=128,
+        num_kv_heads=32, source="Llama 2 report (Touvron et al. 2023), Table 1: grouped-query "
+                                "attention only from 34B on; 32 layers of 32 heads (chapter 10)"),
     "MHA (DeepSeek-V2 sizes)": AttentionConfig(
         "MHA (DeepSeek-V2 sizes)", num_layers=60, d_model=5120, num_heads=128, head_dim=128,
         num_kv_heads=128, source="DeepSeek-V2 report, Table 1 (MHA with V2's n_h, d_h, l)"),
