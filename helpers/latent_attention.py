@@ -221,7 +221,7 @@ class MultiHeadLatentAttention:
 
         Notes
         -----
-        The view of GQA as a special case of MLA: Meng et al. (2025), "TransMLA", section 3.
+        The view of GQA as a special case of MLA: Meng et al. (2025), "TransMLA".
         """
         if not isinstance(layer, GroupedQueryAttention):
             raise TypeError("layer must be a helpers.decoder_only.GroupedQueryAttention; got "
@@ -590,11 +590,11 @@ PUBLISHED = {
     "DeepSeek-V2": AttentionConfig(
         "DeepSeek-V2", num_layers=60, d_model=5120, num_heads=128, head_dim=128,
         latent_dim=512, query_latent_dim=1536, rope_dim=64,
-        source=_V3_REPO + "config_236B.json; DeepSeek-V2 report, section 3.1.2"),
+        source=_V3_REPO + "config_236B.json; DeepSeek-V2 report"),
     "DeepSeek-V3": AttentionConfig(
         "DeepSeek-V3", num_layers=61, d_model=7168, num_heads=128, head_dim=128,
         latent_dim=512, query_latent_dim=1536, rope_dim=64,
-        source=_V3_REPO + "config_671B.json; DeepSeek-V3 report, section 4.2"),
+        source=_V3_REPO + "config_671B.json; DeepSeek-V3 report"),
     "Llama 3 70B": AttentionConfig(
         "Llama 3 70B", num_layers=80, d_model=8192, num_heads=64, head_dim=128,
         num_kv_heads=8, source="meta-llama/llama-models, models/sku_list.py "
