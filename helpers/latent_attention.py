@@ -564,6 +564,17 @@ class AttentionConfig:
         MLA: d_c, d_c' (``None``: queries are not compressed) and d_h^R.
     source : str
         Where the numbers come from.
+
+    Notes
+    -----
+    The sizes of DeepSeek-AI (2024), Table 1 (n_h, d_h, d_c, d_h^R, l) and the released
+    configuration files. Taught in chapter 12.
+
+    Examples
+    --------
+    >>> AttentionConfig("toy", num_layers=2, d_model=8, num_heads=4, head_dim=2,
+    ...                 num_kv_heads=2).kind
+    'GQA'
     """
 
     name: str
@@ -648,6 +659,24 @@ def cache_elements_per_token(config: AttentionConfig, *, per_layer: bool = False
 def gqa_groups_of_same_cache(config: AttentionConfig) -> float:
     """How many key/value groups a GQA layer of the same ``head_dim`` needs to cache as much
     as ``config`` per token: ``(d_c + d_h^R) / (2 d_h)`` for MLA.
+
+    Parameters
+    ----------
+    config : AttentionConfig
+
+    Returns
+    -------
+    float
+        For MHA and GQA configurations, their own ``num_kv_heads``.
+
+    Raises
+    ------
+    TypeError
+        If ``config`` is not an ``AttentionConfig``.
+
+    Notes
+    -----
+    DeepSeek-AI (2024), Table 1: MLA's cache equals GQA's with 2.25 groups. Chapter 12.
 
     Examples
     --------

@@ -176,6 +176,7 @@ def test_published_configurations_give_the_papers_numbers():
     assert cache_elements_per_token(v2) == 576 * 60
     llama = PUBLISHED["Llama 3 70B"]
     assert llama.kind == "GQA" and cache_elements_per_token(llama) == 2 * 8 * 128 * 80
+    assert gqa_groups_of_same_cache(llama) == 8
     assert PUBLISHED["MHA (DeepSeek-V2 sizes)"].kind == "MHA" == PUBLISHED["Llama 2 7B"].kind
     assert cache_elements_per_token(PUBLISHED["Llama 2 7B"]) * 2 == 512 * 1024
     assert all(config.source for config in PUBLISHED.values())
