@@ -7,10 +7,14 @@ helpers.attention
     chunked, multi-head and grouped-query attention (chapters 1-4, 7 and 10).
 helpers.transformer
     Positional encoding, layer normalisation, encoder and decoder layers (chapter 8); rotary
-    position embedding and ALiBi (chapter 11).
+    position embedding and ALiBi (chapter 11); RMS normalisation (chapter 12).
 helpers.decoder_only
     The decoder-only Transformer, the KV cache and greedy generation (chapters 9 and 10),
     with sinusoidal, rotary, ALiBi or no positions (chapter 11).
+helpers.latent_attention
+    Multi-head latent attention (DeepSeek-V2): its cache of latents, the naive and absorbed
+    forms, grouped-query attention as a special case, cache and FLOPs of published models
+    (chapter 12).
 helpers.timeseries
     The planted-pattern series and the GunPoint data set of chapter 5.
 helpers.korean_numbers
@@ -39,6 +43,8 @@ helpers.keras_transformer
 helpers.keras_decoder_only
     The Keras twin of helpers.decoder_only, with ``keras.layers.GroupQueryAttention``, and
     the rotary and ALiBi layers of chapter 11.
+helpers.keras_latent_attention
+    The Keras twin of helpers.latent_attention (chapter 12).
 
 ``import helpers`` is cheap: it imports neither matplotlib nor TensorFlow.
 """

@@ -34,7 +34,7 @@ from . import plotting  # registers the bundled Korean font
 from ._checks import integer, key_dim, one_of, strings
 
 __all__ = ["multi_head", "encoder_decoder", "transformer_layers", "kv_cache",
-           "grouped_query", "to_svg", "show", "labels"]
+           "grouped_query", "latent_attention", "to_svg", "show", "labels"]
 
 PNG_DPI = 150  # the course's figures (helpers.notebook.setup)
 WIDTH = 7.0  # inches: the site's column is 672 CSS pixels = 7 inches of 96 pixels
@@ -551,6 +551,90 @@ def grouped_query(num_query_heads: int = 8, kv_heads: Sequence[int] = (8, 2, 1),
             for j, cx in enumerate(kv_centres):
                 _box(ax, cx - w / 2, y_kv, w, 0.3, f"KV{j}", color=KEY_VALUE,
                      fontsize=7.5)
+    return fig
+
+
+def latent_attention(cache_label: str = "KV 캐시: 토큰마다 이 두 벡터만") -> Figure:
+    """Multi-head latent attention's data flow: compress, cache the latent, rebuild per head.
+
+    From the input ``h_t`` (left): the query latent ``c^Q`` and the latent ``c^KV`` (down-
+    projections), the RoPE key ``k^R`` shared by all heads; the dashed frame is what the KV
+    cache keeps. Then the per-head queries, keys and values (up-projections), attention
+    with the scale ``1/sqrt(d_h + d_h^R)``, and ``W^O``. Queries are orange, keys, values
+    and the cache blue, as in the other diagrams.
+
+    Parameters
+    ----------
+    cache_label : str, default "KV 캐시: 토큰마다 이 두 벡터만"
+        The caption inside the cache's frame.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        7 inches wide; show it with :func:`show`.
+
+    Raises
+    ------
+    TypeError
+        If ``cache_label`` is not a string.
+
+    Notes
+    -----
+    DeepSeek-AI (2024), "DeepSeek-V2", figure 3 and equations (9)-(19); chapter 12.
+
+    Examples
+    --------
+    >>> "잠재 벡터" in labels(latent_attention())
+    True
+    """
+    cache_label = strings([cache_label], "cache_label", low=1, high=1)[0]
+    height = 3.8
+    with _style():
+        fig, ax = _canvas(WIDTH, height, "latent_attention")
+        ax.text(2.2, 3.62, "잠재 벡터로 압축", ha="center", va="center", fontsize=8.5)
+        ax.text(3.95, 3.62, "헤드마다 복원", ha="center", va="center", fontsize=8.5)
+        _box(ax, 0.1, 1.55, 0.75, 0.6, color=PLAIN)
+        ax.text(0.475, 1.95, "입력", ha="center", va="center", fontsize=8.5)
+        ax.text(0.475, 1.72, "$h_t$", ha="center", va="center", fontsize=9)
+        ax.add_patch(FancyBboxPatch((1.4, 0.05), 1.6, 1.95, boxstyle="round,pad=0",
+                                    facecolor="none", edgecolor=INK, linewidth=0.8,
+                                    linestyle="--"))
+        ax.text(2.2, 0.16, cache_label, ha="center", va="center", fontsize=7.5)
+        latents = {"q": (2.65, QUERY, "쿼리 잠재 벡터", "$c^{Q}$  ($d_c'$)"),
+                   "kv": (1.35, KEY_VALUE, "잠재 벡터", "$c^{KV}$  ($d_c$)"),
+                   "r": (0.35, KEY_VALUE, "RoPE 키 (헤드 공유)", "$k^{R}$  ($d_h^R$)")}
+        weights = {"q": "$W^{DQ}$", "kv": "$W^{DKV}$", "r": "$W^{KR}$"}
+        for y, color, title, symbol in latents.values():
+            _box(ax, 1.5, y, 1.4, 0.56, color=color)
+            ax.text(2.2, y + 0.39, title, ha="center", va="center", fontsize=8)
+            ax.text(2.2, y + 0.16, symbol, ha="center", va="center", fontsize=8.5)
+            _arrow(ax, (0.85, 1.85), (1.5, y + 0.28))
+        for name, (x, y) in {"q": (1.17, 2.62), "kv": (1.17, 1.85),
+                             "r": (0.98, 1.2)}.items():
+            ax.text(x, y, weights[name], ha="center", va="center", fontsize=7.5)
+        heads = [("$q^{C}$  ($d_h$)", 3.05, QUERY, "q", "$W^{UQ}$"),
+                 ("RoPE  $q^{R}$  ($d_h^R$)", 2.45, QUERY, "q", "$W^{QR}$"),
+                 ("$k^{C}$  ($d_h$)", 1.7, KEY_VALUE, "kv", "$W^{UK}$"),
+                 ("$v^{C}$  ($d_h$)", 1.1, KEY_VALUE, "kv", "$W^{UV}$")]
+        for symbol, y, color, source, weight in heads:
+            _box(ax, 3.5, y, 1.15, 0.4, symbol, color=color, fontsize=8.5)
+            start_y = latents[source][0] + 0.28
+            _arrow(ax, (2.9, start_y), (3.5, y + 0.2))
+            above = y + 0.2 > start_y
+            ax.text(3.2, (start_y + y + 0.2) / 2 + (0.1 if above else -0.1), weight,
+                    ha="center", va="bottom" if above else "top", fontsize=7.5)
+            _arrow(ax, (4.65, y + 0.2), (5.0, min(max(y + 0.2, 0.9), 3.0)))
+        _arrow(ax, (2.9, 0.63), (5.0, 0.75))
+        _box(ax, 5.0, 0.45, 1.0, 2.7, color=ATTENTION)
+        ax.text(5.5, 2.1, "헤드마다\n어텐션", ha="center", va="center", fontsize=8.5,
+                linespacing=1.3)
+        ax.text(5.5, 1.5, r"$1/\sqrt{d_h + d_h^R}$", ha="center", va="center", fontsize=8)
+        ax.text(5.5, 1.1, "인과 마스크", ha="center", va="center", fontsize=7.5)
+        _arrow(ax, (6.0, 1.8), (6.35, 1.8))
+        ax.text(6.175, 1.9, "$W^{O}$", ha="center", va="bottom", fontsize=7.5)
+        _box(ax, 6.35, 1.5, 0.6, 0.6, color=PLAIN)
+        ax.text(6.65, 1.92, "출력", ha="center", va="center", fontsize=8.5)
+        ax.text(6.65, 1.68, "$u_t$", ha="center", va="center", fontsize=9)
     return fig
 
 

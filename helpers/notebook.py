@@ -168,7 +168,7 @@ def show_source(*objects, docstring: bool = False):
 
     Parameters
     ----------
-    *objects : function or class
+    *objects : function, class or method (a classmethod too)
         What to show, in order; each source must be available to ``inspect.getsource``.
     docstring : bool, default False
         Keep the docstrings. By default they are left out, since the chapter's prose explains
@@ -190,7 +190,7 @@ def show_source(*objects, docstring: bool = False):
         raise TypeError("show_source expects at least one function or class; got none")
     sources = []
     for obj in objects:
-        if not (inspect.isfunction(obj) or inspect.isclass(obj)):
+        if not (inspect.isfunction(obj) or inspect.isclass(obj) or inspect.ismethod(obj)):
             raise TypeError("show_source expects functions or classes; got "
                             f"{type(obj).__name__} {obj!r:.60}")
         source = textwrap.dedent(inspect.getsource(obj))

@@ -34,8 +34,8 @@ from ._initializers import glorot_uniform
 from .attention import MultiHeadAttention
 
 __all__ = ["positional_encoding", "positional_shift_matrix", "rotary_position_embedding",
-           "alibi_slopes", "alibi_bias", "LayerNormalization", "FeedForward", "EncoderLayer",
-           "DecoderLayer"]
+           "alibi_slopes", "alibi_bias", "rms_norm", "LayerNormalization", "FeedForward",
+           "EncoderLayer", "DecoderLayer"]
 
 
 # --- positional encoding -------------------------------------------------------------------------
@@ -391,6 +391,54 @@ def _keras_twin(layer, class_name: str) -> None:
         raise TypeError(f"layer must be a helpers.keras_transformer.{class_name}; "
                         f"got {type(layer).__name__}")
     _built(layer, class_name)
+
+
+def rms_norm(x, scale, *, epsilon: float = 1e-6) -> np.ndarray:
+    """RMS normalisation over the last axis: ``x / sqrt(mean(x^2) + epsilon) * scale``.
+
+    Layer normalisation without the mean and without the shift: each vector is divided by
+    its root mean square, then multiplied feature by feature by the learned ``scale``.
+
+    Parameters
+    ----------
+    x : array_like, shape (..., d), real
+    scale : array_like, shape (d,), real
+        Learned; starts at 1.
+    epsilon : float, default 1e-6
+        Added to the mean square; 1e-6 is the default of DeepSeek-V2/V3's released code.
+
+    Returns
+    -------
+    numpy.ndarray, shape (..., d)
+        The common floating dtype of ``x`` and ``scale``.
+
+    Raises
+    ------
+    TypeError
+        If ``x`` or ``scale`` is not real numeric, or ``epsilon`` is not a number.
+    ValueError
+        If ``scale`` is not 1-D of the size of ``x``'s last axis, an array is not finite,
+        or ``epsilon <= 0``.
+
+    Notes
+    -----
+    Zhang and Sennrich (2019), "Root Mean Square Layer Normalization", equation (4). Used
+    on the compressed query and the latent of multi-head latent attention (DeepSeek-AI
+    2024, DeepSeek-V2's released code), taught in chapter 12.
+
+    Examples
+    --------
+    >>> rms_norm(np.array([[3.0, 4.0]]), np.ones(2), epsilon=1e-12).round(3)  # rms 3.536
+    array([[0.849, 1.131]])
+    """
+    x = _checks.float_array(x, "x", min_rank=1, axes="(..., d)")
+    scale = _checks.float_array(scale, "scale", ndim=1, axes="(d,)")
+    if scale.shape[0] != x.shape[-1]:
+        raise ValueError(f"scale must have shape (d,) = ({x.shape[-1]},), the size of x's last "
+                         f"axis; got shape {scale.shape}")
+    epsilon = _checks.real(epsilon, "epsilon", low=0, low_open=True)
+    mean_square = np.mean(np.square(x), axis=-1, keepdims=True)
+    return x / np.sqrt(mean_square + epsilon) * scale
 
 
 # --- the two position-wise sublayers -------------------------------------------------------------

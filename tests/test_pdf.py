@@ -209,6 +209,7 @@ DIAGRAM_PAGES = {
     "fig-ch8-diagram-layers": "chapters/08_transformer_block",
     "fig-ch9-diagram-kv-cache": "chapters/09_decoder_only_generation",
     "fig-ch10-diagram-groups": "chapters/10_grouped_query_sliding_window",
+    "fig-ch12-diagram-mla": "chapters/12_multi_head_latent_attention",
 }
 
 

@@ -155,6 +155,8 @@ DIAGRAMS = {
     "fig-ch10-diagram-groups": ("chapters/10_grouped_query_sliding_window",
                                 ["쿼리 헤드", "키·값 헤드",
                                  "그룹 쿼리 어텐션: 쿼리 헤드 8개, 키·값 헤드 2개"]),
+    "fig-ch12-diagram-mla": ("chapters/12_multi_head_latent_attention",
+                             ["잠재 벡터", "RoPE 키 (헤드 공유)", "헤드마다 복원"]),
 }
 SVG_NS = "{http://www.w3.org/2000/svg}"
 

@@ -30,6 +30,9 @@ DIAGRAMS = {
                             "더한 뒤 레이어 정규화", "사후 정규화: 출력 = LN(x + 서브레이어(x))"}),
     "kv_cache": (diagrams.kv_cache, {"K, V", "계산", "레이어 1", "레이어 2", "위치 0"}),
     "grouped_query": (diagrams.grouped_query, {"쿼리 헤드", "키·값 헤드", "Q0", "Q7", "KV1"}),
+    "latent_attention": (diagrams.latent_attention,
+                         {"잠재 벡터", "쿼리 잠재 벡터", "RoPE 키 (헤드 공유)", "헤드마다 복원",
+                          "KV 캐시: 토큰마다 이 두 벡터만", "인과 마스크"}),
 }
 
 
@@ -99,6 +102,7 @@ def test_kv_cache_marks_only_the_new_position_as_computed():
     (lambda: diagrams.kv_cache(1), ValueError, r"n must be an integer in \[2, 10\]"),
     (lambda: diagrams.grouped_query(8, [3], ["그룹"]), ValueError, "kv_heads must divide"),
     (lambda: diagrams.grouped_query(8, [8, 1], ["멀티 헤드"]), ValueError, "one entry per"),
+    (lambda: diagrams.latent_attention(3), TypeError, "cache_label"),
     (lambda: diagrams.to_svg("그림"), TypeError, "fig must be a matplotlib Figure"),
 ])
 def test_bad_input_raises_a_clear_error(call, error, message):

@@ -83,11 +83,23 @@ class Example:
         return 1
 
 
+class Made:
+    @classmethod
+    def make(cls):
+        """Classmethod docstring."""
+        return cls()
+
+
 def test_show_source_renders_a_python_block_without_docstrings():
     shown = helpers.show_source(example, Example).data
     assert shown.startswith("```python\ndef example(a, b=1):\n    return a + b  # comments stay")
     assert "class Example:\n    def method(self):\n        return 1\n```" in shown
     assert "docstring" not in shown
+
+
+def test_show_source_shows_a_classmethod_with_its_decorator():
+    shown = helpers.show_source(Made.make).data
+    assert shown == "```python\n@classmethod\ndef make(cls):\n    return cls()\n```"
 
 
 def test_show_source_can_keep_docstrings():

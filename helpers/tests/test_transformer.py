@@ -19,6 +19,7 @@ from helpers.transformer import (
     alibi_slopes,
     positional_encoding,
     positional_shift_matrix,
+    rms_norm,
     rotary_position_embedding,
 )
 
@@ -565,3 +566,39 @@ def test_alibi_rejects_bad_sizes():
                                  (lambda: alibi_bias(2, "3"), TypeError, "n must be")]:
         with pytest.raises(error, match=message):
             call()
+
+
+# --- rms_norm -------------------------------------------------------------------------------------
+
+def test_rms_norm_equals_the_formula_vector_by_vector():
+    rng = np.random.default_rng(3)
+    x, scale = rng.normal(size=(2, 3, 5)), rng.normal(size=5)
+    out = rms_norm(x, scale, epsilon=1e-6)
+    for vector, got in zip(x.reshape(-1, 5), out.reshape(-1, 5)):
+        rms = math.sqrt(sum(v * v for v in vector) / 5 + 1e-6)
+        assert np.allclose(got, vector / rms * scale, rtol=1e-12)
+
+
+def test_rms_norm_with_unit_scale_gives_root_mean_square_one_and_ignores_the_size():
+    x = np.random.default_rng(4).normal(size=(4, 8))
+    out = rms_norm(x, np.ones(8), epsilon=1e-12)
+    assert np.allclose(np.sqrt(np.mean(out ** 2, axis=-1)), 1.0)
+    assert np.allclose(rms_norm(10 * x, np.ones(8), epsilon=1e-12), out)   # scale invariant
+    assert not np.allclose(out.mean(axis=-1), 0)                          # no centring
+
+
+def test_rms_norm_keeps_float32():
+    x = np.ones((2, 4), np.float32)
+    assert rms_norm(x, np.ones(4, np.float32)).dtype == np.float32
+
+
+@pytest.mark.parametrize("x, scale, epsilon, error, match", [
+    (np.ones((2, 4)), np.ones(3), 1e-6, ValueError, r"scale must have shape \(d,\) = \(4,\)"),
+    (np.ones((2, 4)), np.ones((1, 4)), 1e-6, ValueError, "scale must have shape"),
+    (np.ones((2, 4)), np.ones(4), 0.0, ValueError, "epsilon"),
+    (np.array([[np.nan, 1.0]]), np.ones(2), 1e-6, ValueError, "x contains NaN"),
+    (np.array([["a", "b"]]), np.ones(2), 1e-6, TypeError, "x must be an array of real"),
+])
+def test_rms_norm_rejects_bad_input(x, scale, epsilon, error, match):
+    with pytest.raises(error, match=match):
+        rms_norm(x, scale, epsilon=epsilon)

@@ -1,0 +1,766 @@
+"""Multi-head latent attention (MLA) in NumPy: keys and values rebuilt from one small latent.
+
+DeepSeek-V2's attention (DeepSeek-AI 2024, section 2.1, equations 9-19). Every token is
+compressed to a latent ``c_KV`` of ``latent_dim`` (d_c) numbers; the keys and values of all
+heads are up-projections of it. A second, small key ``k^R`` of ``rope_dim`` (d_h^R)
+numbers, shared by all heads, carries the rotary position embedding. A KV cache therefore
+holds ``d_c + d_h^R`` numbers per token and layer, whatever the number of heads.
+
+The same layer is computed in two ways that give the same numbers (tested to 1e-10 in
+float64):
+
+* naive: rebuild every head's keys and values from the cached latents (equations 10, 11,
+  16-18), as the equations read;
+* absorbed: fold ``W^UK`` into the query side and ``W^UV`` into the output side, and attend
+  over the latents directly, as the released inference code does (``attn_impl="absorb"``).
+
+Also here: :func:`coupled_rope_scores` (why RoPE must be decoupled for absorption),
+:meth:`MultiHeadLatentAttention.from_grouped_query_attention` (grouped-query attention
+rewritten exactly as MLA), and the cache and FLOPs accounting of published configurations
+(:class:`AttentionConfig`, :data:`PUBLISHED`). Taught in chapter 12; the Keras twin is
+:mod:`helpers.keras_latent_attention`.
+
+Weights are (d_in, d_out) arrays named after the paper: ``x @ w_dkv`` is the paper's
+``W^DKV h_t``. Imports only NumPy. Axis names: ``batch``; ``n`` (positions computed in this
+call; ``n_k`` the keys they see); ``d_model``; ``num_heads``; ``head_dim`` (d_h);
+``value_dim`` (d_h as well in DeepSeek-V2); ``latent_dim`` (d_c); ``query_latent_dim``
+(d_c'); ``rope_dim`` (d_h^R).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import _checks
+from ._initializers import glorot_uniform
+from .attention import softmax
+from .decoder_only import GroupedQueryAttention, visible_keys
+from .transformer import rms_norm, rotary_position_embedding
+
+__all__ = ["MultiHeadLatentAttention", "LatentCache", "coupled_rope_scores", "AttentionConfig",
+           "PUBLISHED", "cache_elements_per_token", "gqa_groups_of_same_cache",
+           "attention_flops_per_token"]
+
+# name: (d_in axis, d_out axis) of each weight, in the paper's order
+_WEIGHTS = {"w_dq": ("d_model", "query_latent_dim"),
+            "w_uq": ("query_latent_dim", "num_heads*head_dim"),
+            "w_qr": ("query_latent_dim", "num_heads*rope_dim"),
+            "w_dkv": ("d_model", "latent_dim"),
+            "w_uk": ("latent_dim", "num_heads*head_dim"),
+            "w_uv": ("latent_dim", "num_heads*value_dim"),
+            "w_kr": ("d_model", "rope_dim"),
+            "w_o": ("num_heads*value_dim", "d_model")}
+
+
+def _split(x, num_heads: int) -> np.ndarray:
+    """(batch, n, num_heads*size) -> (batch, num_heads, n, size)."""
+    return np.swapaxes(x.reshape(*x.shape[:-1], num_heads, -1), -2, -3)
+
+
+def _merge(x) -> np.ndarray:
+    """(batch, num_heads, n, size) -> (batch, n, num_heads*size)."""
+    x = np.swapaxes(x, -2, -3)
+    return x.reshape(*x.shape[:-2], -1)
+
+
+class MultiHeadLatentAttention:
+    """Multi-head latent attention (DeepSeek-V2) with causal self-attention, in NumPy.
+
+    For the token at position ``t`` with input ``h_t`` (a row of ``x``)::
+
+        c_Q  = RMSNorm(h_t W^DQ)                 (12)   query latent, d_c'
+        q^C  = c_Q W^UQ,  q^R = RoPE(c_Q W^QR)   (13, 14) per head: d_h and d_h^R
+        c_KV = RMSNorm(h_t W^DKV)                (9)    the cached latent, d_c
+        k^R  = RoPE(h_t W^KR)                    (15)   cached RoPE key, d_h^R, all heads
+        k^C  = c_KV W^UK,  v^C = c_KV W^UV       (10, 11) per head: d_h each
+        q = [q^C; q^R],  k = [k^C; k^R]          (16, 17)
+        o = softmax(q k^T / sqrt(d_h + d_h^R)) v^C   (18)  causal
+        u = [o_1; ...; o_nh] W^O                 (19)
+
+    The RMSNorms on ``c_Q`` and ``c_KV`` are not in the paper's equations; they are in the
+    released code (``q_norm``, ``kv_norm``), with learned scales.
+
+    Parameters
+    ----------
+    w_dq : array_like, shape (d_model, query_latent_dim)
+    q_norm : array_like, shape (query_latent_dim,), or None
+        RMSNorm scale of the query latent; ``None``: no normalisation.
+    w_uq : array_like, shape (query_latent_dim, num_heads * head_dim)
+    w_qr : array_like, shape (query_latent_dim, num_heads * rope_dim), or None
+    w_dkv : array_like, shape (d_model, latent_dim)
+    kv_norm : array_like, shape (latent_dim,), or None
+        RMSNorm scale of the latent; ``None``: no normalisation.
+    w_uk : array_like, shape (latent_dim, num_heads * head_dim)
+    w_uv : array_like, shape (latent_dim, num_heads * value_dim)
+    w_kr : array_like, shape (d_model, rope_dim), or None
+        ``w_qr`` and ``w_kr`` both ``None``: no decoupled RoPE part (``rope_dim = 0``), the
+        layer then knows no positions.
+    w_o : array_like, shape (num_heads * value_dim, d_model)
+    num_heads : int
+    epsilon : float, default 1e-6
+        Of both RMSNorms (the released code's default).
+
+    Raises
+    ------
+    TypeError
+        If a weight is not a real array or ``num_heads`` not an integer.
+    ValueError
+        If a weight has the wrong shape or is not finite, ``num_heads`` does not divide an
+        up-projection's width, only one of ``w_qr``/``w_kr`` is given, or ``rope_dim`` is
+        odd.
+
+    Notes
+    -----
+    DeepSeek-AI (2024), "DeepSeek-V2", section 2.1, equations (9)-(19); the RMSNorms and the
+    absorbed computation follow the released ``MLA`` module (DeepSeek-V3 repository,
+    ``inference/model.py``). Taught in chapter 12.
+
+    Examples
+    --------
+    >>> mla = MultiHeadLatentAttention.random(16, num_heads=4, head_dim=4, latent_dim=8,
+    ...                                       query_latent_dim=12, rope_dim=2,
+    ...                                       rng=np.random.default_rng(0))
+    >>> x = np.random.default_rng(1).normal(size=(2, 5, 16))
+    >>> out, weights = mla(x)
+    >>> out.shape, weights.shape
+    ((2, 5, 16), (2, 4, 5, 5))
+    >>> bool(np.allclose(mla(x, absorbed=True)[0], out, rtol=0, atol=1e-12))
+    True
+    >>> mla.cache_elements_per_token()   # latent 8 + RoPE key 2, for 4 heads
+    10
+    """
+
+    def __init__(self, w_dq, q_norm, w_uq, w_qr, w_dkv, kv_norm, w_uk, w_uv, w_kr, w_o, *,
+                 num_heads: int, epsilon: float = 1e-6):
+        self.num_heads = h = _checks.positive_int(num_heads, "num_heads")
+        self.epsilon = _checks.real(epsilon, "epsilon", low=0, low_open=True)
+        if (w_qr is None) != (w_kr is None):
+            raise ValueError("w_qr and w_kr must both be arrays (decoupled RoPE) or both None "
+                             f"(no RoPE); got w_qr {_kind(w_qr)} and w_kr {_kind(w_kr)}")
+        given = {"w_dq": w_dq, "w_uq": w_uq, "w_qr": w_qr, "w_dkv": w_dkv, "w_uk": w_uk,
+                 "w_uv": w_uv, "w_kr": w_kr, "w_o": w_o}
+        for name, value in given.items():
+            axes = "({}, {})".format(*_WEIGHTS[name])
+            setattr(self, name, None if value is None
+                    else _checks.float_array(value, name, ndim=2, axes=axes))
+        d_model, d_cq, d_c = self.w_dq.shape[0], self.w_dq.shape[1], self.w_dkv.shape[1]
+        self.head_dim = self._per_head("w_uq", h)
+        self.value_dim = self._per_head("w_uv", h)
+        self.rope_dim = 0 if w_qr is None else self._per_head("w_qr", h)
+        if self.rope_dim % 2:
+            raise ValueError(f"rope_dim must be even (RoPE turns pairs); got {self.rope_dim}")
+        expected = {"w_uq": (d_cq, h * self.head_dim), "w_dkv": (d_model, d_c),
+                    "w_uk": (d_c, h * self.head_dim), "w_uv": (d_c, h * self.value_dim),
+                    "w_o": (h * self.value_dim, d_model)}
+        if self.rope_dim:
+            expected |= {"w_qr": (d_cq, h * self.rope_dim), "w_kr": (d_model, self.rope_dim)}
+        for name, shape in expected.items():
+            if getattr(self, name).shape != shape:
+                raise ValueError(f"{name} must have shape {shape} ({', '.join(_WEIGHTS[name])});"
+                                 f" got shape {getattr(self, name).shape}")
+        self.q_norm = _scale(q_norm, "q_norm", d_cq)
+        self.kv_norm = _scale(kv_norm, "kv_norm", d_c)
+
+    def _per_head(self, name: str, num_heads: int) -> int:
+        width = getattr(self, name).shape[1]
+        if width % num_heads:
+            raise ValueError(f"num_heads={num_heads} must divide {name}'s width {width}")
+        return width // num_heads
+
+    @classmethod
+    def random(cls, d_model: int, *, num_heads: int, head_dim: int, latent_dim: int,
+               query_latent_dim: int, rope_dim: int, rng: np.random.Generator,
+               value_dim: int | None = None) -> MultiHeadLatentAttention:
+        """Glorot-uniform weights (as Keras initialises a kernel) and RMSNorm scales of 1;
+        ``rope_dim=0``: no decoupled RoPE. ``value_dim`` defaults to ``head_dim``.
+
+        Raises
+        ------
+        TypeError, ValueError
+            If a size is not an integer, a size is below 1 (``rope_dim`` below 0) or ``rng``
+            is not a ``numpy.random.Generator``.
+        """
+        rng = _checks.generator(rng)
+        d, h = _checks.positive_int(d_model, "d_model"), _checks.positive_int(num_heads,
+                                                                              "num_heads")
+        d_h = _checks.positive_int(head_dim, "head_dim")
+        d_v = d_h if value_dim is None else _checks.positive_int(value_dim, "value_dim")
+        d_c = _checks.positive_int(latent_dim, "latent_dim")
+        d_cq = _checks.positive_int(query_latent_dim, "query_latent_dim")
+        d_r = _checks.integer(rope_dim, "rope_dim", low=0)
+        shapes = {"w_dq": (d, d_cq), "w_uq": (d_cq, h * d_h), "w_qr": (d_cq, h * d_r),
+                  "w_dkv": (d, d_c), "w_uk": (d_c, h * d_h), "w_uv": (d_c, h * d_v),
+                  "w_kr": (d, d_r), "w_o": (h * d_v, d)}
+        weights = {name: glorot_uniform(rng, shape, shape[0]) for name, shape in shapes.items()}
+        if d_r == 0:
+            weights["w_qr"] = weights["w_kr"] = None
+        return cls(**weights, q_norm=np.ones(d_cq), kv_norm=np.ones(d_c), num_heads=h)
+
+    @classmethod
+    def from_grouped_query_attention(cls, layer) -> MultiHeadLatentAttention:
+        """The MLA layer that computes exactly what grouped-query attention ``layer`` does.
+
+        The latent is GQA's whole cache entry: ``W^DKV = [W^K | W^V]``, so ``latent_dim =
+        2 x num_kv_heads x head_dim``. ``W^UK`` and ``W^UV`` are 0/1 matrices that hand
+        each query head the key and value of its group; ``W^DQ`` is the identity and
+        ``W^UQ = W^Q``. No RMSNorm, no decoupled RoPE.
+
+        Parameters
+        ----------
+        layer : helpers.decoder_only.GroupedQueryAttention
+            With ``position="none"`` and no biases (or zero biases).
+
+        Raises
+        ------
+        TypeError
+            If ``layer`` is not a ``GroupedQueryAttention``.
+        ValueError
+            If it rotates or biases positions, or has a non-zero bias.
+
+        Notes
+        -----
+        The view of GQA as a special case of MLA: Meng et al. (2025), "TransMLA".
+        """
+        if not isinstance(layer, GroupedQueryAttention):
+            raise TypeError("layer must be a helpers.decoder_only.GroupedQueryAttention; got "
+                            f"{type(layer).__name__}")
+        if layer.position != "none":
+            raise ValueError(f"layer must have position='none'; got {layer.position!r}")
+        for name in ("query_bias", "key_bias", "value_bias", "output_bias"):
+            bias = getattr(layer, name)
+            if bias is not None and np.any(bias != 0):
+                raise ValueError(f"layer's {name} must be None or zero (MLA has no biases)")
+        d, h, g, d_h = layer.d_model, layer.num_query_heads, layer.num_kv_heads, layer.head_dim
+        w_dkv = np.concatenate([layer.key_kernel.reshape(d, g * d_h),
+                                layer.value_kernel.reshape(d, g * d_h)], axis=1)
+        group_of_head = np.arange(h) // (h // g)
+        pick = np.zeros((g * d_h, h * d_h), layer.key_kernel.dtype)   # head i <- its group
+        for head, group in enumerate(group_of_head):
+            pick[group * d_h:(group + 1) * d_h, head * d_h:(head + 1) * d_h] = np.eye(d_h)
+        zeros = np.zeros_like(pick)
+        return cls(np.eye(d, dtype=w_dkv.dtype), None, layer.query_kernel.reshape(d, h * d_h),
+                   None, w_dkv, None, np.concatenate([pick, zeros]),
+                   np.concatenate([zeros, pick]), None,
+                   layer.output_kernel.reshape(h * d_h, d), num_heads=h)
+
+    @classmethod
+    def from_keras(cls, layer) -> MultiHeadLatentAttention:
+        """Copy the weights of a built ``helpers.keras_latent_attention.
+        MultiHeadLatentAttention``.
+
+        Raises
+        ------
+        ValueError
+            If the layer is not built.
+        """
+        if not getattr(layer, "built", False) or not hasattr(layer, "w_dkv"):
+            raise ValueError("layer must be a built helpers.keras_latent_attention."
+                             "MultiHeadLatentAttention (call it once first)")
+        weights = {name: None if getattr(layer, name, None) is None
+                   else np.asarray(getattr(layer, name)) for name in _WEIGHTS}
+        return cls(**weights, q_norm=np.asarray(layer.q_norm), kv_norm=np.asarray(layer.kv_norm),
+                   num_heads=layer.num_heads, epsilon=layer.epsilon)
+
+    @property
+    def d_model(self) -> int:
+        return self.w_dq.shape[0]
+
+    @property
+    def latent_dim(self) -> int:
+        return self.w_dkv.shape[1]
+
+    @property
+    def query_latent_dim(self) -> int:
+        return self.w_dq.shape[1]
+
+    def count_params(self) -> int:
+        """The number of weights (the eight matrices and the two RMSNorm scales)."""
+        parts = [getattr(self, name) for name in _WEIGHTS] + [self.q_norm, self.kv_norm]
+        return int(sum(p.size for p in parts if p is not None))
+
+    def cache_elements_per_token(self) -> int:
+        """Numbers one token adds to the cache of this layer: ``latent_dim + rope_dim``."""
+        return self.latent_dim + self.rope_dim
+
+    def _norm(self, x, scale):
+        return x if scale is None else rms_norm(x, scale, epsilon=self.epsilon)
+
+    def latents(self, x, positions) -> tuple[np.ndarray, np.ndarray]:
+        """What the cache stores for the rows of ``x`` (batch, n, d_model) at ``positions``:
+        the latents ``c_KV`` (batch, n, latent_dim), equation (9), and the rotated RoPE keys
+        ``k^R`` (batch, n, rope_dim), equation (15)."""
+        latent = self._norm(x @ self.w_dkv, self.kv_norm)
+        if not self.rope_dim:
+            return latent, np.zeros((*x.shape[:-1], 0), x.dtype)
+        return latent, rotary_position_embedding(x @ self.w_kr, positions)
+
+    def queries(self, x, positions) -> tuple[np.ndarray, np.ndarray]:
+        """``q^C`` (batch, num_heads, n, head_dim) and ``q^R`` (batch, num_heads, n,
+        rope_dim) of the rows of ``x`` at ``positions``: equations (12)-(14)."""
+        c_q = self._norm(x @ self.w_dq, self.q_norm)
+        q_c = _split(c_q @ self.w_uq, self.num_heads)
+        if not self.rope_dim:
+            return q_c, np.zeros((*q_c.shape[:-1], 0), q_c.dtype)
+        return q_c, rotary_position_embedding(_split(c_q @ self.w_qr, self.num_heads), positions)
+
+    def __call__(self, x, positions=None, *, cache: LatentCache | None = None, layer: int = 0,
+                 absorbed: bool = False):
+        """Causal self-attention of the new rows ``x``, attending also to the cached ones.
+
+        Parameters
+        ----------
+        x : array_like, shape (batch, n, d_model)
+            The new positions (all of them when there is no cache).
+        positions : array_like of int, shape (n,), optional
+            The positions of the rows of ``x``; ``None``: those after the cached ones.
+        cache : LatentCache, optional
+            Stores this call's latents and RoPE keys and hands back the earlier ones.
+        layer : int, default 0
+            Which layer's entries of ``cache`` to use.
+        absorbed : bool, default False
+            ``False``: rebuild every head's keys and values from the latents (naive).
+            ``True``: attend over the latents with ``W^UK`` and ``W^UV`` absorbed.
+
+        Returns
+        -------
+        output : numpy.ndarray, shape (batch, n, d_model)
+        weights : numpy.ndarray, shape (batch, num_heads, n, n_k)
+            The attention weights; ``n_k`` counts the cached positions and the new ones.
+
+        Raises
+        ------
+        TypeError, ValueError
+            If ``x`` is not a real (batch, n, d_model) array, the positions are not
+            non-negative integers of shape (n,), or ``cache`` is not a ``LatentCache``.
+        """
+        x = _checks.float_array(x, "x", ndim=3, axes="(batch, n, d_model)")
+        if x.shape[-1] != self.d_model:
+            raise ValueError(f"x must have shape (batch, n, d_model={self.d_model}); "
+                             f"got shape {x.shape}")
+        if cache is not None and not isinstance(cache, LatentCache):
+            raise TypeError(f"cache must be a LatentCache; got {type(cache).__name__}")
+        start = 0 if cache is None else cache.length
+        if positions is None:
+            positions = start + np.arange(x.shape[1])
+        positions = _checks.int_array(positions, "positions", ndim=1, low=0)
+        latent, rope_key = self.latents(x, positions)
+        key_positions = positions
+        if cache is not None:
+            key_positions = cache.positions(new=len(positions))
+            latent, rope_key = cache.update(layer, latent, rope_key)
+        mask = visible_keys(positions, key_positions)
+        q_c, q_r = self.queries(x, positions)
+        attend = self._absorbed if _checks.boolean(absorbed, "absorbed") else self._naive
+        heads, weights = attend(q_c, q_r, latent, rope_key, mask)
+        return _merge(heads) @ self.w_o, weights
+
+    def _weights(self, scores, mask):
+        scale = np.sqrt(self.head_dim + self.rope_dim)
+        return softmax(np.where(mask, scores / scale, -np.inf), axis=-1).astype(scores.dtype)
+
+    def _naive(self, q_c, q_r, latent, rope_key, mask):
+        """Equations (10), (11), (16)-(18) as they read: per-head keys and values first."""
+        k_c = _split(latent @ self.w_uk, self.num_heads)             # (batch, heads, n_k, d_h)
+        v_c = _split(latent @ self.w_uv, self.num_heads)             # (batch, heads, n_k, d_v)
+        k_r = np.broadcast_to(rope_key[:, None], (*k_c.shape[:-1], self.rope_dim))
+        q = np.concatenate([q_c, q_r], axis=-1)                      # (16)
+        k = np.concatenate([k_c, k_r], axis=-1)                      # (17)
+        weights = self._weights(q @ np.swapaxes(k, -1, -2), mask)
+        return weights @ v_c, weights
+
+    def _absorbed(self, q_c, q_r, latent, rope_key, mask):
+        """The same numbers without per-head keys and values: ``q^C . (W^UK c) = (q^C W^UK^T)
+        . c`` and ``sum_j a_j (W^UV c_j) = W^UV (sum_j a_j c_j)``."""
+        w_uk = self.w_uk.reshape(self.latent_dim, self.num_heads, self.head_dim)
+        w_uv = self.w_uv.reshape(self.latent_dim, self.num_heads, self.value_dim)
+        q_latent = np.einsum("bhnd,chd->bhnc", q_c, w_uk)            # W^UK into the query
+        latent, rope_key = latent[:, None], rope_key[:, None]         # one for all heads
+        scores = (q_latent @ np.swapaxes(latent, -1, -2)
+                  + q_r @ np.swapaxes(rope_key, -1, -2))
+        weights = self._weights(scores, mask)
+        heads_latent = weights @ latent                               # (batch, heads, n, d_c)
+        return np.einsum("bhnc,chd->bhnd", heads_latent, w_uv), weights   # W^UV after
+
+
+def _kind(value) -> str:
+    return "None" if value is None else "an array"
+
+
+def _scale(value, name: str, size: int):
+    if value is None:
+        return None
+    value = _checks.float_array(value, name, ndim=1, axes=f"({size},)")
+    if value.shape != (size,):
+        raise ValueError(f"{name} must have shape ({size},); got shape {value.shape}")
+    return value
+
+
+class LatentCache:
+    """The KV cache of multi-head latent attention: per token and layer only ``c_KV`` and
+    ``k^R``.
+
+    Layer ``l`` holds ``latents(l)`` (batch, stored, latent_dim) and ``rope_keys(l)``
+    (batch, stored, rope_dim); nothing per head.
+
+    Parameters
+    ----------
+    num_layers : int
+        At least 1.
+
+    Attributes
+    ----------
+    length : int
+        Positions seen so far.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``num_layers`` is not a positive integer.
+
+    Notes
+    -----
+    DeepSeek-AI (2024), section 2.1.2 ("during inference, MLA only needs to cache c_KV")
+    and 2.1.3 (the RoPE key k^R is cached too). Taught in chapter 12.
+
+    Examples
+    --------
+    >>> cache = LatentCache(num_layers=1)
+    >>> _ = cache.update(0, np.zeros((1, 3, 8)), np.zeros((1, 3, 2)))
+    >>> cache.length, cache.nbytes     # 3 tokens x (8 + 2) numbers x 8 bytes
+    (3, 240)
+    """
+
+    def __init__(self, num_layers: int):
+        self.num_layers = _checks.positive_int(num_layers, "num_layers")
+        self._latents: list = [None] * self.num_layers
+        self._rope_keys: list = [None] * self.num_layers
+
+    @property
+    def length(self) -> int:
+        last = self._latents[-1]
+        return 0 if last is None else last.shape[1]
+
+    def positions(self, new: int = 0) -> np.ndarray:
+        """The stored positions followed by ``new`` positions still to come."""
+        return np.arange(self.length + _checks.integer(new, "new", low=0))
+
+    def latents(self, layer: int) -> np.ndarray:
+        """Stored latents of ``layer``: (batch, stored, latent_dim)."""
+        return self._get(self._latents, layer)
+
+    def rope_keys(self, layer: int) -> np.ndarray:
+        """Stored RoPE keys of ``layer``: (batch, stored, rope_dim)."""
+        return self._get(self._rope_keys, layer)
+
+    def _get(self, store, layer):
+        layer = _checks.integer(layer, "layer", low=0, high=self.num_layers - 1)
+        if store[layer] is None:
+            raise ValueError(f"layer {layer} of the cache is empty")
+        return store[layer]
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held by all layers' arrays."""
+        return int(sum(a.nbytes for a in (*self._latents, *self._rope_keys) if a is not None))
+
+    def update(self, layer: int, latent, rope_key) -> tuple[np.ndarray, np.ndarray]:
+        """Append the new positions' ``latent`` (batch, n, latent_dim) and ``rope_key``
+        (batch, n, rope_dim) to ``layer``; return everything stored, oldest first.
+
+        Raises
+        ------
+        ValueError
+            If the arrays are not 3-D, disagree on (batch, n), or disagree with what the
+            layer stored before.
+        """
+        layer = _checks.integer(layer, "layer", low=0, high=self.num_layers - 1)
+        latent = _checks.float_array(latent, "latent", ndim=3, axes="(batch, n, latent_dim)")
+        rope_key = _checks.float_array(rope_key, "rope_key", ndim=3,
+                                       axes="(batch, n, rope_dim)")
+        if latent.shape[:2] != rope_key.shape[:2]:
+            raise ValueError(f"latent {latent.shape} and rope_key {rope_key.shape} must agree "
+                             "on (batch, n)")
+        if self._latents[layer] is not None:
+            old_latent, old_key = self._latents[layer], self._rope_keys[layer]
+            if (old_latent.shape[0], old_latent.shape[2], old_key.shape[2]) != (
+                    latent.shape[0], latent.shape[2], rope_key.shape[2]):
+                raise ValueError(f"layer {layer} stores latents {old_latent.shape} and RoPE "
+                                 f"keys {old_key.shape}; got {latent.shape}, {rope_key.shape}")
+            latent = np.concatenate([old_latent, latent], axis=1)
+            rope_key = np.concatenate([old_key, rope_key], axis=1)
+        self._latents[layer], self._rope_keys[layer] = latent, rope_key
+        return latent, rope_key
+
+
+def coupled_rope_scores(layer: MultiHeadLatentAttention, x, *, rope: bool,
+                        absorbed: bool) -> np.ndarray:
+    """Scores of the design the paper rejects: RoPE on the up-projected keys ``k^C`` themselves.
+
+    Only ``q^C`` and ``k^C`` are used (the decoupled part is left out). With ``rope=True``
+    the query of position ``i`` and the key of position ``j`` are rotated, ``R_i q^C`` and
+    ``R_j W^UK c_j``. The naive form rotates both. The absorbed form can only fold a fixed
+    matrix: it turns the query with ``R_i``, multiplies by ``W^UK^T`` and meets the cached
+    latent ``c_j`` -- the key's rotation ``R_j`` would have to sit between ``W^UK`` and
+    ``c_j``, so it is lost. Without RoPE the two forms agree; with it they do not.
+
+    Parameters
+    ----------
+    layer : MultiHeadLatentAttention
+    x : array_like, shape (batch, n, d_model)
+    rope : bool
+        Rotate queries and keys by their positions 0 .. n-1.
+    absorbed : bool
+        Compute through the latents with ``W^UK`` absorbed into the query.
+
+    Returns
+    -------
+    numpy.ndarray, shape (batch, num_heads, n, n)
+        ``q_i . k_j`` before scaling and masking.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``layer`` is not a ``MultiHeadLatentAttention`` or ``x`` is not a real
+        (batch, n, d_model) array, or ``rope`` with an odd ``head_dim``.
+
+    Notes
+    -----
+    DeepSeek-AI (2024), section 2.1.3: with RoPE on ``k^C``, a rotation that depends on
+    the position sits between the query's projection and ``W^UK``, and matrix products do
+    not commute, so ``W^UK`` cannot be absorbed. Taught in chapter 12.
+    """
+    if not isinstance(layer, MultiHeadLatentAttention):
+        raise TypeError(f"layer must be a MultiHeadLatentAttention; got {type(layer).__name__}")
+    x = _checks.float_array(x, "x", ndim=3, axes="(batch, n, d_model)")
+    positions = np.arange(x.shape[1])
+    q_c, _ = layer.queries(x, positions)
+    latent, _ = layer.latents(x, positions)
+    turn = rotary_position_embedding if _checks.boolean(rope, "rope") else (lambda a, p: a)
+    q_c = turn(q_c, positions)
+    if _checks.boolean(absorbed, "absorbed"):
+        w_uk = layer.w_uk.reshape(layer.latent_dim, layer.num_heads, layer.head_dim)
+        q_latent = np.einsum("bhnd,chd->bhnc", q_c, w_uk)
+        return q_latent @ np.swapaxes(latent[:, None], -1, -2)
+    k_c = turn(_split(latent @ layer.w_uk, layer.num_heads), positions)
+    return q_c @ np.swapaxes(k_c, -1, -2)
+
+
+# --- cache and compute of published configurations ----------------------------------------------
+
+@dataclass(frozen=True)
+class AttentionConfig:
+    """The attention sizes of a model, enough to count its cache and FLOPs per token.
+
+    Parameters
+    ----------
+    name : str
+    num_layers, d_model, num_heads, head_dim : int
+        ``head_dim`` is d_h (the query/key size per head without the RoPE part).
+    num_kv_heads : int, optional
+        Multi-head or grouped-query attention: the key/value heads. ``None`` for MLA.
+    latent_dim, query_latent_dim, rope_dim : int, optional
+        MLA: d_c, d_c' (``None``: queries are not compressed) and d_h^R.
+    source : str
+        Where the numbers come from.
+
+    Notes
+    -----
+    The sizes of DeepSeek-AI (2024), Table 1 (n_h, d_h, d_c, d_h^R, l) and the released
+    configuration files. Taught in chapter 12.
+
+    Examples
+    --------
+    >>> AttentionConfig("toy", num_layers=2, d_model=8, num_heads=4, head_dim=2,
+    ...                 num_kv_heads=2).kind
+    'GQA'
+    """
+
+    name: str
+    num_layers: int
+    d_model: int
+    num_heads: int
+    head_dim: int
+    num_kv_heads: int | None = None
+    latent_dim: int | None = None
+    query_latent_dim: int | None = None
+    rope_dim: int = 0
+    source: str = ""
+
+    @property
+    def kind(self) -> str:
+        """``"MLA"``, ``"MHA"``, ``"MQA"`` or ``"GQA"``."""
+        if self.latent_dim is not None:
+            return "MLA"
+        return {self.num_heads: "MHA", 1: "MQA"}.get(self.num_kv_heads, "GQA")
+
+
+_V3_REPO = "DeepSeek-V3 repository, inference/configs/"
+PUBLISHED = {
+    "DeepSeek-V2": AttentionConfig(
+        "DeepSeek-V2", num_layers=60, d_model=5120, num_heads=128, head_dim=128,
+        latent_dim=512, query_latent_dim=1536, rope_dim=64,
+        source=_V3_REPO + "config_236B.json; DeepSeek-V2 report"),
+    "DeepSeek-V3": AttentionConfig(
+        "DeepSeek-V3", num_layers=61, d_model=7168, num_heads=128, head_dim=128,
+        latent_dim=512, query_latent_dim=1536, rope_dim=64,
+        source=_V3_REPO + "config_671B.json; DeepSeek-V3 report"),
+    "Llama 3 70B": AttentionConfig(
+        "Llama 3 70B", num_layers=80, d_model=8192, num_heads=64, head_dim=128,
+        num_kv_heads=8, source="meta-llama/llama-models, models/sku_list.py "
+                               "(dim 8192, n_layers 80, n_heads 64, n_kv_heads 8)"),
+    "Llama 2 7B": AttentionConfig(
+        "Llama 2 7B", num_layers=32, d_model=4096, num_heads=32, head_dim=128,
+        num_kv_heads=32, source="Llama 2 report (Touvron et al. 2023), Table 1: grouped-query "
+                                "attention only from 34B on; 32 layers of 32 heads (chapter 10)"),
+    "MHA (DeepSeek-V2 sizes)": AttentionConfig(
+        "MHA (DeepSeek-V2 sizes)", num_layers=60, d_model=5120, num_heads=128, head_dim=128,
+        num_kv_heads=128, source="DeepSeek-V2 report, Table 1 (MHA with V2's n_h, d_h, l)"),
+}
+"""Published attention configurations, each with its source (checked in chapter 12)."""
+
+
+def cache_elements_per_token(config: AttentionConfig, *, per_layer: bool = False) -> int:
+    """Numbers a KV cache holds per token: MLA ``(d_c + d_h^R) l``, MHA/GQA ``2 n_g d_h l``.
+
+    Parameters
+    ----------
+    config : AttentionConfig
+    per_layer : bool, default False
+        Leave out the factor ``l`` (``num_layers``).
+
+    Returns
+    -------
+    int
+
+    Raises
+    ------
+    TypeError
+        If ``config`` is not an ``AttentionConfig``.
+
+    Notes
+    -----
+    DeepSeek-AI (2024), Table 1. Taught in chapter 12.
+
+    Examples
+    --------
+    >>> cache_elements_per_token(PUBLISHED["DeepSeek-V2"], per_layer=True)
+    576
+    """
+    config = _config(config)
+    if config.kind == "MLA":
+        per = config.latent_dim + config.rope_dim
+    else:
+        per = 2 * config.num_kv_heads * config.head_dim
+    return per if _checks.boolean(per_layer, "per_layer") else per * config.num_layers
+
+
+def gqa_groups_of_same_cache(config: AttentionConfig) -> float:
+    """How many key/value groups a GQA layer of the same ``head_dim`` needs to cache as much
+    as ``config`` per token: ``(d_c + d_h^R) / (2 d_h)`` for MLA.
+
+    Parameters
+    ----------
+    config : AttentionConfig
+
+    Returns
+    -------
+    float
+        For MHA and GQA configurations, their own ``num_kv_heads``.
+
+    Raises
+    ------
+    TypeError
+        If ``config`` is not an ``AttentionConfig``.
+
+    Notes
+    -----
+    DeepSeek-AI (2024), Table 1: MLA's cache equals GQA's with 2.25 groups. Chapter 12.
+
+    Examples
+    --------
+    >>> gqa_groups_of_same_cache(PUBLISHED["DeepSeek-V2"])   # the paper's 2.25 groups
+    2.25
+    """
+    config = _config(config)
+    return cache_elements_per_token(config, per_layer=True) / (2 * config.head_dim)
+
+
+def _config(config) -> AttentionConfig:
+    if not isinstance(config, AttentionConfig):
+        raise TypeError(f"config must be an AttentionConfig; got {type(config).__name__}")
+    return config
+
+
+def attention_flops_per_token(config: AttentionConfig, context: int, *, phase: str,
+                              absorbed: bool = False) -> int:
+    """Floating-point operations of one token's attention in every layer (2 per multiply-add).
+
+    ``phase="decode"``: one new token whose query meets ``context`` keys (itself included),
+    the others read from the cache. ``phase="prefill"``: ``context`` tokens at once, with
+    the causal mask (token ``t`` meets ``t`` keys); the FLOPs divided by ``context``.
+
+    Counted: the projections (``W^DQ``, ``W^UQ``, ``W^QR``, ``W^DKV``, ``W^KR``, ``W^O``,
+    or ``W^Q``, ``W^K``, ``W^V``, ``W^O``), the scores, the weighted sums and, for MLA, the
+    up-projections ``W^UK``/``W^UV``. Naive MLA rebuilds the keys and values of every key it
+    meets from the latents (in decoding, all ``context`` of them at every step, since the
+    cache holds only latents); absorbed MLA multiplies each query by ``W^UK`` and each
+    output by ``W^UV`` once, but its scores and sums run over ``d_c`` numbers instead of
+    ``d_h``. Softmax, RMSNorm and RoPE are left out (a few operations per number).
+
+    Parameters
+    ----------
+    config : AttentionConfig
+    context : int
+        Keys met (decode) or tokens processed (prefill), at least 1.
+    phase : {"decode", "prefill"}
+    absorbed : bool, default False
+        MLA only: the absorbed form.
+
+    Returns
+    -------
+    float
+        FLOPs per token (an integer for decode; a mean for prefill).
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``config`` is not an ``AttentionConfig``, ``context`` not a positive integer,
+        ``phase`` unknown, or ``absorbed=True`` for a model without MLA.
+
+    Notes
+    -----
+    Taught in chapter 12, which compares the forms for DeepSeek-V2.
+
+    Examples
+    --------
+    >>> v2 = PUBLISHED["DeepSeek-V2"]
+    >>> naive = attention_flops_per_token(v2, 4096, phase="decode")
+    >>> absorbed = attention_flops_per_token(v2, 4096, phase="decode", absorbed=True)
+    >>> round(naive / absorbed, 1)
+    95.9
+    """
+    c = _config(config)
+    n = _checks.positive_int(context, "context")
+    phase = _checks.one_of(phase, "phase", ("decode", "prefill"))
+    absorbed = _checks.boolean(absorbed, "absorbed")
+    if absorbed and c.kind != "MLA":
+        raise ValueError(f"absorbed=True needs an MLA config; {c.name} is {c.kind}")
+    h, d, d_h, d_r = c.num_heads, c.d_model, c.head_dim, c.rope_dim
+    keys_met = n if phase == "decode" else (n + 1) / 2          # mean over the causal rows
+    if c.kind != "MLA":
+        projections = 2 * d * (h + 2 * c.num_kv_heads) * d_h + 2 * h * d_h * d
+        return c.num_layers * (projections + keys_met * 2 * h * (d_h + d_h))
+    d_c = c.latent_dim
+    query = (2 * d * h * (d_h + d_r) if c.query_latent_dim is None
+             else 2 * d * c.query_latent_dim + 2 * c.query_latent_dim * h * (d_h + d_r))
+    projections = query + 2 * d * (d_c + d_r) + 2 * h * d_h * d
+    if absorbed:
+        per_token = 2 * h * d_h * d_c * 2                       # W^UK on q, W^UV on o
+        per_key = 2 * h * (d_c + d_r) + 2 * h * d_c             # scores, weighted sum
+    else:
+        rebuilt = n if phase == "decode" else 1                 # keys rebuilt per token
+        per_token = rebuilt * 2 * d_c * h * (d_h + d_h)         # W^UK and W^UV
+        per_key = 2 * h * (d_h + d_r) + 2 * h * d_h
+    return c.num_layers * (projections + per_token + keys_met * per_key)
