@@ -11,6 +11,9 @@ helpers.transformer
 helpers.decoder_only
     The decoder-only Transformer, the KV cache and greedy generation (chapters 9 and 10),
     with sinusoidal, rotary, ALiBi or no positions (chapter 11).
+helpers.linear_attention
+    Causal linear attention, the delta rule and Gated DeltaNet in parallel, recurrent and
+    chunked forms; retrieval from one state matrix; decoding cost (chapter 13).
 helpers.timeseries
     The planted-pattern series and the GunPoint data set of chapter 5.
 helpers.korean_numbers
