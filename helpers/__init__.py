@@ -40,6 +40,8 @@ helpers.keras_transformer
 helpers.keras_decoder_only
     The Keras twin of helpers.decoder_only, with ``keras.layers.GroupQueryAttention``, and
     the rotary and ALiBi layers of chapter 11.
+helpers.keras_linear_attention
+    The Keras twins of helpers.linear_attention's chunked rules and token mixer (chapter 13).
 
 ``import helpers`` is cheap: it imports neither matplotlib nor TensorFlow.
 """

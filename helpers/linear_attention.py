@@ -35,9 +35,11 @@ from ._checks import float_array, generator, integer, one_of, positive_int, same
 __all__ = ["feature_map", "l2_normalize", "linear_attention_parallel",
            "linear_attention_recurrent", "linear_attention_chunked",
            "delta_rule_recurrent", "delta_rule_chunked", "delta_rule_parallel",
-           "retrieval_error", "decode_flops", "decode_bytes"]
+           "TokenMixer", "retrieval_error", "decode_flops", "decode_bytes"]
 
 MISTAKES = (None, "causal_mask", "decay_on_keys")
+RULES = ("linear", "delta", "gated_delta")
+MIXER_WEIGHTS = ("query", "key", "value", "beta", "decay", "a_log", "dt_bias", "output")
 
 
 # --- input checks ----------------------------------------------------------------------------
@@ -472,6 +474,106 @@ def delta_rule_parallel(query, key, value, beta, *, log_decay=None, initial_stat
     n = float_array(key, "key", ndim=4, axes="(batch, heads, n, d_k)").shape[2]
     return delta_rule_chunked(query, key, value, beta, log_decay=log_decay,
                               initial_state=initial_state, chunk_size=max(n, 1))
+
+
+# --- a token mixer: projections around a rule -------------------------------------------
+
+class TokenMixer:
+    """A layer that mixes tokens with one of the rules instead of softmax attention.
+
+    ``x`` (batch, n, d_model) is projected to per-head queries and keys (L2-normalised), values,
+    ``beta = sigmoid(x W_beta)`` and the gate ``g = -exp(a_log) softplus(x W_decay + dt_bias)``
+    (the Mamba-2 gate that Gated DeltaNet uses); the rule mixes the tokens; the heads are
+    concatenated and projected back. The short convolutions, output gate and norm of the
+    published layers are left out.
+
+    Parameters
+    ----------
+    weights : dict of str to array_like
+        ``query``, ``key``, ``value`` (d_model, heads * head_dim); ``beta``, ``decay``
+        (d_model, heads); ``a_log``, ``dt_bias`` (heads,); ``output`` (heads * head_dim,
+        d_model). The names of :class:`helpers.keras_linear_attention.TokenMixer`'s weights.
+    num_heads : int
+    rule : {"linear", "delta", "gated_delta"}
+        ``"linear"`` ignores beta and the gate, ``"delta"`` ignores the gate.
+    chunk_size : int, default 16
+
+    Raises
+    ------
+    TypeError, ValueError
+        If a weight is missing or not a float array, a size is wrong, or ``rule`` unknown.
+
+    Notes
+    -----
+    Yang, Kautz and Hatamizadeh (2025), section 3.4 and figure 1 (the block, without its
+    convolution and output gate). Taught in chapter 13.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> mixer = TokenMixer.random(8, num_heads=2, rule="gated_delta", rng=rng)
+    >>> mixer(rng.normal(size=(1, 5, 8))).shape
+    (1, 5, 8)
+    """
+
+    def __init__(self, weights: dict, *, num_heads: int, rule: str, chunk_size: int = 16):
+        missing = [name for name in MIXER_WEIGHTS if name not in weights]
+        if missing:
+            raise ValueError(f"weights must hold {', '.join(MIXER_WEIGHTS)}; missing "
+                             f"{', '.join(missing)}")
+        self.weights = {name: float_array(weights[name], name) for name in MIXER_WEIGHTS}
+        self.num_heads = positive_int(num_heads, "num_heads")
+        self.rule = one_of(rule, "rule", RULES)
+        self.chunk_size = positive_int(chunk_size, "chunk_size")
+        width = self.weights["query"].shape[-1]
+        if width % self.num_heads:
+            raise ValueError(f"num_heads={self.num_heads} must divide the query width {width}")
+
+    @classmethod
+    def random(cls, d_model: int, *, num_heads: int, rule: str, rng, chunk_size: int = 16):
+        """Random weights (normal, scaled by 1/sqrt(fan-in)), head_dim = d_model // heads."""
+        rng = generator(rng)
+        d, h = positive_int(d_model, "d_model"), positive_int(num_heads, "num_heads")
+        shapes = {"query": (d, d), "key": (d, d), "value": (d, d), "beta": (d, h),
+                  "decay": (d, h), "output": (d, d)}
+        weights = {name: rng.normal(size=shape) / np.sqrt(shape[0])
+                   for name, shape in shapes.items()}
+        weights.update(a_log=np.zeros(h), dt_bias=np.zeros(h))
+        return cls(weights, num_heads=h, rule=rule, chunk_size=chunk_size)
+
+    @classmethod
+    def from_keras(cls, layer):
+        """Copy a built :class:`helpers.keras_linear_attention.TokenMixer`."""
+        weights = {variable.name: np.asarray(variable) for variable in layer.weights}
+        return cls(weights, num_heads=layer.num_heads, rule=layer.rule,
+                   chunk_size=layer.chunk_size)
+
+    def _heads(self, x, name):
+        batch, n, _ = x.shape
+        return (x @ self.weights[name]).reshape(batch, n, self.num_heads, -1).transpose(0, 2, 1, 3)
+
+    def inputs(self, x):
+        """The rule's inputs ``(q, k, v, beta, log_decay)`` for ``x`` (batch, n, d_model)."""
+        x = float_array(x, "x", ndim=3, axes="(batch, n, d_model)")
+        q, k = l2_normalize(self._heads(x, "query")), l2_normalize(self._heads(x, "key"))
+        v = self._heads(x, "value")
+        beta = 1 / (1 + np.exp(-(x @ self.weights["beta"]))).transpose(0, 2, 1)
+        pre = x @ self.weights["decay"] + self.weights["dt_bias"]
+        softplus = np.logaddexp(0.0, pre)
+        log_decay = (-np.exp(self.weights["a_log"]) * softplus).transpose(0, 2, 1)
+        return q, k, v, beta, log_decay
+
+    def __call__(self, x):
+        """The mixed tokens, (batch, n, d_model), float64."""
+        q, k, v, beta, log_decay = self.inputs(x)
+        if self.rule == "linear":
+            out = linear_attention_chunked(q, k, v, chunk_size=self.chunk_size)[0]
+        else:
+            gate = log_decay if self.rule == "gated_delta" else None
+            out = delta_rule_chunked(q, k, v, beta, log_decay=gate,
+                                     chunk_size=self.chunk_size)[0]
+        batch, _, n, _ = out.shape
+        return out.transpose(0, 2, 1, 3).reshape(batch, n, -1) @ self.weights["output"]
 
 
 # --- what the delta rule fixes: retrieval from one matrix -------------------------------
