@@ -209,6 +209,8 @@ DIAGRAM_PAGES = {
     "fig-ch8-diagram-layers": "chapters/08_transformer_block",
     "fig-ch9-diagram-kv-cache": "chapters/09_decoder_only_generation",
     "fig-ch10-diagram-groups": "chapters/10_grouped_query_sliding_window",
+    "fig-ch13-diagram-forms": "chapters/13_linear_attention_delta_rule",
+    "fig-ch13-diagram-hybrid": "chapters/13_linear_attention_delta_rule",
 }
 
 

@@ -155,6 +155,10 @@ DIAGRAMS = {
     "fig-ch10-diagram-groups": ("chapters/10_grouped_query_sliding_window",
                                 ["쿼리 헤드", "키·값 헤드",
                                  "그룹 쿼리 어텐션: 쿼리 헤드 8개, 키·값 헤드 2개"]),
+    "fig-ch13-diagram-forms": ("chapters/13_linear_attention_delta_rule",
+                               ["행렬 형태", "순환 형태", "청크 형태", "대각 블록: 행렬 곱"]),
+    "fig-ch13-diagram-hybrid": ("chapters/13_linear_attention_delta_rule",
+                                ["어텐션", "KV 캐시", "상태"]),
 }
 SVG_NS = "{http://www.w3.org/2000/svg}"
 

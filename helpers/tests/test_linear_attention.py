@@ -288,3 +288,28 @@ def test_module_does_not_import_tensorflow():
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                             check=True)
     assert result.stdout.strip() == "False"
+
+
+# --- token mixer -----------------------------------------------------------------------------
+
+def test_token_mixer_is_causal_and_its_inputs_are_in_range():
+    rng = np.random.default_rng(8)
+    mixer = la.TokenMixer.random(8, num_heads=2, rule="gated_delta", rng=rng, chunk_size=3)
+    x = rng.normal(size=(2, 10, 8))
+    q, k, v, beta, g = mixer.inputs(x)
+    assert q.shape == (2, 2, 10, 4) and beta.shape == g.shape == (2, 2, 10)
+    np.testing.assert_allclose(np.linalg.norm(k, axis=-1), 1.0, atol=1e-4)
+    assert np.all((beta > 0) & (beta < 1)) and np.all(g < 0)
+    changed = x.copy()
+    changed[:, 6:] += 1.0
+    first, second = mixer(x), mixer(changed)
+    np.testing.assert_allclose(first[:, :6], second[:, :6], atol=1e-12)
+    assert np.abs(first[:, 6:] - second[:, 6:]).max() > 1e-3
+
+
+def test_token_mixer_rejects_bad_weights():
+    weights = dict.fromkeys(la.MIXER_WEIGHTS, np.ones((6, 6)))
+    with pytest.raises(ValueError, match="num_heads=4 must divide the query width 6"):
+        la.TokenMixer(weights, num_heads=4, rule="delta")
+    with pytest.raises(ValueError, match="rule must be one of"):
+        la.TokenMixer(weights, num_heads=2, rule="softmax")
