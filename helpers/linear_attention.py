@@ -56,11 +56,11 @@ def _inputs(query, key, value, *, log_decay=None, beta=None, initial_state=None)
     g = np.zeros(k.shape[:3]) if log_decay is None else _per_token(log_decay, "log_decay", k)
     if np.any(g > 0):
         raise ValueError(f"log_decay must be <= 0 everywhere (alpha = exp(log_decay) in (0, 1]); "
-                         f"got a maximum of {g.max()!r}")
+                         f"got a maximum of {float(g.max())!r}")
     b = None if beta is None else _per_token(beta, "beta", k)
     if b is not None and (np.any(b < 0) or np.any(b > 2)):
         raise ValueError(f"beta must lie in [0, 2] (the step size of the delta rule); got "
-                         f"entries from {b.min()!r} to {b.max()!r}")
+                         f"entries from {float(b.min())!r} to {float(b.max())!r}")
     batch, heads, _, d_k = k.shape
     shape = (batch, heads, v.shape[-1], d_k)
     s = np.zeros(shape) if initial_state is None else float_array(
