@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from . import _checks
 from ._tensorflow import keras
-from .linear_attention import RULES
+from .linear_attention import DT_BIAS, MIXER_WEIGHTS, RULES
 
 __all__ = ["linear_attention_chunked", "delta_rule_chunked", "TokenMixer"]
 
@@ -161,9 +161,11 @@ def _corrected_writes(k, v, b, cum, mask, state):
 class TokenMixer(keras.layers.Layer):
     """Keras twin of :class:`helpers.linear_attention.TokenMixer`.
 
-    Weights named ``query``, ``key``, ``value``, ``beta``, ``decay``, ``a_log``, ``dt_bias``,
-    ``output``, of the shapes the NumPy class documents; ``a_log`` starts at 0 and
-    ``dt_bias`` at 0 (so the gate starts at ``alpha = 1/2`` for a zero input).
+    Only the weights its rule uses (``helpers.linear_attention.MIXER_WEIGHTS[rule]``), of the
+    shapes the NumPy class documents, so that training leaves none without a gradient.
+    ``a_log`` starts at 0 and ``dt_bias`` at ``log(expm1(0.01))``, so for a zero input the
+    gate starts at ``alpha = exp(-0.01)``, close to 1 (remember almost everything), as the
+    released code starts it with a small time step.
 
     Parameters
     ----------
@@ -199,12 +201,12 @@ class TokenMixer(keras.layers.Layer):
     def build(self, input_shape):
         d, width, h = input_shape[-1], self.num_heads * self.head_dim, self.num_heads
         shapes = {"query": (d, width), "key": (d, width), "value": (d, width),
-                  "beta": (d, h), "decay": (d, h), "output": (width, d)}
-        self.kernels = {name: self.add_weight(shape=shape, name=name,
-                                              initializer="glorot_uniform")
-                        for name, shape in shapes.items()}
-        for name in ("a_log", "dt_bias"):
-            self.kernels[name] = self.add_weight(shape=(h,), name=name, initializer="zeros")
+                  "beta": (d, h), "decay": (d, h), "a_log": (h,), "dt_bias": (h,),
+                  "output": (width, d)}
+        starts = {"a_log": "zeros", "dt_bias": keras.initializers.Constant(DT_BIAS)}
+        self.kernels = {name: self.add_weight(shape=shapes[name], name=name,
+                                              initializer=starts.get(name, "glorot_uniform"))
+                        for name in MIXER_WEIGHTS[self.rule]}
 
     def _heads(self, x, name):
         y = ops.reshape(ops.matmul(x, self.kernels[name]),
@@ -215,17 +217,22 @@ class TokenMixer(keras.layers.Layer):
         w = self.kernels
         q = _l2_normalize(self._heads(x, "query"))
         k, v = _l2_normalize(self._heads(x, "key")), self._heads(x, "value")
-        beta = ops.transpose(ops.sigmoid(ops.matmul(x, w["beta"])), (0, 2, 1))
-        pre = ops.matmul(x, w["decay"]) + w["dt_bias"]
-        g = ops.transpose(-ops.exp(w["a_log"]) * ops.softplus(pre), (0, 2, 1))
         if self.rule == "linear":
             out = linear_attention_chunked(q, k, v, chunk_size=self.chunk_size)[0]
         else:
-            out = delta_rule_chunked(q, k, v, beta, chunk_size=self.chunk_size,
-                                     log_decay=g if self.rule == "gated_delta" else None)[0]
+            beta = ops.transpose(ops.sigmoid(ops.matmul(x, w["beta"])), (0, 2, 1))
+            g = None
+            if self.rule == "gated_delta":
+                pre = ops.matmul(x, w["decay"]) + w["dt_bias"]
+                g = ops.transpose(-ops.exp(w["a_log"]) * ops.softplus(pre), (0, 2, 1))
+            out = delta_rule_chunked(q, k, v, beta, log_decay=g,
+                                     chunk_size=self.chunk_size)[0]
         out = ops.reshape(ops.transpose(out, (0, 2, 1, 3)),
                           (ops.shape(x)[0], ops.shape(x)[1], -1))
         return ops.matmul(out, w["output"])
+
+    def compute_output_shape(self, input_shape):
+        return tuple(input_shape)
 
     def get_config(self):
         return {**super().get_config(), "num_heads": self.num_heads,

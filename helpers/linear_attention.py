@@ -39,7 +39,11 @@ __all__ = ["feature_map", "l2_normalize", "linear_attention_parallel",
 
 MISTAKES = (None, "causal_mask", "decay_on_keys")
 RULES = ("linear", "delta", "gated_delta")
-MIXER_WEIGHTS = ("query", "key", "value", "beta", "decay", "a_log", "dt_bias", "output")
+MIXER_WEIGHTS = {"linear": ("query", "key", "value", "output"),
+                 "delta": ("query", "key", "value", "beta", "output"),
+                 "gated_delta": ("query", "key", "value", "beta", "decay", "a_log", "dt_bias",
+                                 "output")}
+DT_BIAS = float(np.log(np.expm1(0.01)))  # softplus(DT_BIAS) = 0.01: the gate starts near 1
 
 
 # --- input checks ----------------------------------------------------------------------------
@@ -490,12 +494,13 @@ class TokenMixer:
     Parameters
     ----------
     weights : dict of str to array_like
-        ``query``, ``key``, ``value`` (d_model, heads * head_dim); ``beta``, ``decay``
-        (d_model, heads); ``a_log``, ``dt_bias`` (heads,); ``output`` (heads * head_dim,
-        d_model). The names of :class:`helpers.keras_linear_attention.TokenMixer`'s weights.
+        ``query``, ``key``, ``value`` (d_model, heads * head_dim) and ``output``
+        (heads * head_dim, d_model); for the delta rules also ``beta`` (d_model, heads); for
+        Gated DeltaNet also ``decay`` (d_model, heads), ``a_log`` and ``dt_bias`` (heads,).
+        The names of :class:`helpers.keras_linear_attention.TokenMixer`'s weights
+        (``MIXER_WEIGHTS[rule]``); other entries are ignored.
     num_heads : int
     rule : {"linear", "delta", "gated_delta"}
-        ``"linear"`` ignores beta and the gate, ``"delta"`` ignores the gate.
     chunk_size : int, default 16
 
     Raises
@@ -517,13 +522,14 @@ class TokenMixer:
     """
 
     def __init__(self, weights: dict, *, num_heads: int, rule: str, chunk_size: int = 16):
-        missing = [name for name in MIXER_WEIGHTS if name not in weights]
-        if missing:
-            raise ValueError(f"weights must hold {', '.join(MIXER_WEIGHTS)}; missing "
-                             f"{', '.join(missing)}")
-        self.weights = {name: float_array(weights[name], name) for name in MIXER_WEIGHTS}
-        self.num_heads = positive_int(num_heads, "num_heads")
         self.rule = one_of(rule, "rule", RULES)
+        names = MIXER_WEIGHTS[self.rule]
+        missing = [name for name in names if name not in weights]
+        if missing:
+            raise ValueError(f"weights must hold {', '.join(names)} for rule={self.rule!r}; "
+                             f"missing {', '.join(missing)}")
+        self.weights = {name: float_array(weights[name], name) for name in names}
+        self.num_heads = positive_int(num_heads, "num_heads")
         self.chunk_size = positive_int(chunk_size, "chunk_size")
         width = self.weights["query"].shape[-1]
         if width % self.num_heads:
@@ -538,7 +544,7 @@ class TokenMixer:
                   "decay": (d, h), "output": (d, d)}
         weights = {name: rng.normal(size=shape) / np.sqrt(shape[0])
                    for name, shape in shapes.items()}
-        weights.update(a_log=np.zeros(h), dt_bias=np.zeros(h))
+        weights.update(a_log=np.zeros(h), dt_bias=np.full(h, DT_BIAS))
         return cls(weights, num_heads=h, rule=rule, chunk_size=chunk_size)
 
     @classmethod
@@ -553,14 +559,17 @@ class TokenMixer:
         return (x @ self.weights[name]).reshape(batch, n, self.num_heads, -1).transpose(0, 2, 1, 3)
 
     def inputs(self, x):
-        """The rule's inputs ``(q, k, v, beta, log_decay)`` for ``x`` (batch, n, d_model)."""
+        """The rule's inputs ``(q, k, v, beta, log_decay)`` for ``x`` (batch, n, d_model);
+        ``beta`` is None for the linear rule, ``log_decay`` None unless Gated DeltaNet."""
         x = float_array(x, "x", ndim=3, axes="(batch, n, d_model)")
         q, k = l2_normalize(self._heads(x, "query")), l2_normalize(self._heads(x, "key"))
-        v = self._heads(x, "value")
-        beta = 1 / (1 + np.exp(-(x @ self.weights["beta"]))).transpose(0, 2, 1)
-        pre = x @ self.weights["decay"] + self.weights["dt_bias"]
-        softplus = np.logaddexp(0.0, pre)
-        log_decay = (-np.exp(self.weights["a_log"]) * softplus).transpose(0, 2, 1)
+        v, w = self._heads(x, "value"), self.weights
+        beta = log_decay = None
+        if "beta" in w:
+            beta = 1 / (1 + np.exp(-(x @ w["beta"]))).transpose(0, 2, 1)
+        if "decay" in w:
+            softplus = np.logaddexp(0.0, x @ w["decay"] + w["dt_bias"])
+            log_decay = (-np.exp(w["a_log"]) * softplus).transpose(0, 2, 1)
         return q, k, v, beta, log_decay
 
     def __call__(self, x):
@@ -569,8 +578,7 @@ class TokenMixer:
         if self.rule == "linear":
             out = linear_attention_chunked(q, k, v, chunk_size=self.chunk_size)[0]
         else:
-            gate = log_decay if self.rule == "gated_delta" else None
-            out = delta_rule_chunked(q, k, v, beta, log_decay=gate,
+            out = delta_rule_chunked(q, k, v, beta, log_decay=log_decay,
                                      chunk_size=self.chunk_size)[0]
         batch, _, n, _ = out.shape
         return out.transpose(0, 2, 1, 3).reshape(batch, n, -1) @ self.weights["output"]

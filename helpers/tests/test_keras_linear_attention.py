@@ -118,3 +118,24 @@ def test_bad_arguments():
         delta_rule_chunked(*tensors(n=3)[:4], chunk_size=0)
     with pytest.raises(ValueError, match="weights must hold"):
         la.TokenMixer({"query": np.ones((2, 2))}, num_heads=1, rule="delta")
+
+
+def test_token_mixer_in_a_functional_model_of_fixed_length():
+    inputs = keras.Input((7, 8))
+    model = keras.Model(inputs, TokenMixer(2, 4, rule="delta", chunk_size=3)(inputs))
+    x = np.random.default_rng(9).normal(size=(2, 7, 8)).astype("float32")
+    mixer = la.TokenMixer.from_keras(model.layers[-1])
+    assert model.output_shape == (None, 7, 8)
+    np.testing.assert_allclose(keras.ops.convert_to_numpy(model(x)), mixer(x), atol=1e-5)
+
+
+def test_token_mixer_has_only_the_weights_its_rule_uses():
+    """So that training leaves no weight without a gradient."""
+    x = np.zeros((1, 4, 8), dtype="float32")
+    for rule, names in la.MIXER_WEIGHTS.items():
+        layer = TokenMixer(2, 4, rule=rule)
+        layer(x)
+        assert sorted(w.name for w in layer.weights) == sorted(names)
+        with tf.GradientTape() as tape:
+            loss = keras.ops.sum(layer(x + 1.0) ** 2)
+        assert all(g is not None for g in tape.gradient(loss, layer.trainable_weights)), rule

@@ -308,8 +308,20 @@ def test_token_mixer_is_causal_and_its_inputs_are_in_range():
 
 
 def test_token_mixer_rejects_bad_weights():
-    weights = dict.fromkeys(la.MIXER_WEIGHTS, np.ones((6, 6)))
+    weights = dict.fromkeys(la.MIXER_WEIGHTS["delta"], np.ones((6, 6)))
     with pytest.raises(ValueError, match="num_heads=4 must divide the query width 6"):
         la.TokenMixer(weights, num_heads=4, rule="delta")
+    with pytest.raises(ValueError, match="missing decay, a_log, dt_bias"):
+        la.TokenMixer(weights, num_heads=2, rule="gated_delta")
     with pytest.raises(ValueError, match="rule must be one of"):
         la.TokenMixer(weights, num_heads=2, rule="softmax")
+
+
+def test_gate_starts_close_to_one():
+    rng = np.random.default_rng(10)
+    mixer = la.TokenMixer.random(8, num_heads=2, rule="gated_delta", rng=rng)
+    alpha = np.exp(mixer.inputs(np.zeros((1, 3, 8)))[4])
+    np.testing.assert_allclose(alpha, np.exp(-0.01), rtol=1e-12)
+    plain = la.TokenMixer.random(8, num_heads=2, rule="linear", rng=rng)
+    assert set(plain.weights) == {"query", "key", "value", "output"}
+    assert plain.inputs(np.ones((1, 3, 8)))[3:] == (None, None)
