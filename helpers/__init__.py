@@ -21,7 +21,8 @@ helpers.korean_numbers
 helpers.plotting
     Attention heatmaps with Korean labels.
 helpers.diagrams
-    The architecture diagrams (chapters 3, 6, 8, 9, 10), shown as SVG whose labels stay text.
+    The architecture diagrams (chapters 3, 6, 8, 9, 10, 13), shown as SVG whose labels stay
+    text.
 helpers.claims
     Checks and glue for the numbers a chapter's prose quotes about trained models.
 helpers.notebook
