@@ -15,6 +15,9 @@ helpers.latent_attention
     Multi-head latent attention (DeepSeek-V2): its cache of latents, the naive and absorbed
     forms, grouped-query attention as a special case, cache and FLOPs of published models
     (chapter 12).
+helpers.linear_attention
+    Causal linear attention, the delta rule and Gated DeltaNet in parallel, recurrent and
+    chunked forms; retrieval from one state matrix; decoding cost (chapter 13).
 helpers.timeseries
     The planted-pattern series and the GunPoint data set of chapter 5.
 helpers.korean_numbers
@@ -22,7 +25,8 @@ helpers.korean_numbers
 helpers.plotting
     Attention heatmaps with Korean labels.
 helpers.diagrams
-    The architecture diagrams (chapters 3, 6, 8, 9, 10), shown as SVG whose labels stay text.
+    The architecture diagrams (chapters 3, 6, 8, 9, 10, 13), shown as SVG whose labels stay
+    text.
 helpers.claims
     Checks and glue for the numbers a chapter's prose quotes about trained models.
 helpers.notebook
@@ -45,6 +49,8 @@ helpers.keras_decoder_only
     the rotary and ALiBi layers of chapter 11.
 helpers.keras_latent_attention
     The Keras twin of helpers.latent_attention (chapter 12).
+helpers.keras_linear_attention
+    The Keras twins of helpers.linear_attention's chunked rules and token mixer (chapter 13).
 
 ``import helpers`` is cheap: it imports neither matplotlib nor TensorFlow.
 """

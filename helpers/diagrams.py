@@ -34,7 +34,8 @@ from . import plotting  # registers the bundled Korean font
 from ._checks import integer, key_dim, one_of, strings
 
 __all__ = ["multi_head", "encoder_decoder", "transformer_layers", "kv_cache",
-           "grouped_query", "latent_attention", "to_svg", "show", "labels"]
+           "grouped_query", "latent_attention", "linear_attention_forms", "hybrid_stack",
+           "to_svg", "show", "labels"]
 
 PNG_DPI = 150  # the course's figures (helpers.notebook.setup)
 WIDTH = 7.0  # inches: the site's column is 672 CSS pixels = 7 inches of 96 pixels
@@ -635,6 +636,176 @@ def latent_attention(cache_label: str = "KV 캐시: 토큰마다 이 두 벡터�
         _box(ax, 6.35, 1.5, 0.6, 0.6, color=PLAIN)
         ax.text(6.65, 1.92, "출력", ha="center", va="center", fontsize=8.5)
         ax.text(6.65, 1.68, "$u_t$", ha="center", va="center", fontsize=9)
+    return fig
+
+
+def _grid(ax, x: float, top: float, n: int, size: float, shade) -> None:
+    """An n x n grid of square cells (row i = query i, column j = key j) from (x, top) down;
+    ``shade(i, j)`` gives a cell's colour, or None for an empty (white) cell."""
+    for i in range(n):
+        for j in range(n):
+            color = shade(i, j)
+            ax.add_patch(FancyBboxPatch((x + j * size, top - (i + 1) * size), size, size,
+                                        boxstyle="square,pad=0", linewidth=0.4,
+                                        facecolor=color or "white", edgecolor="#999999"))
+
+
+def _decay_colour(i: int, j: int) -> str:
+    """Lighter the further key j lies behind query i (the decay ratio alpha^(i - j))."""
+    weight = 0.78 ** (i - j)
+    base = matplotlib.colors.to_rgb(KEY_VALUE)
+    return matplotlib.colors.to_hex([1 - weight * (1 - c) for c in base])
+
+
+def linear_attention_forms(n: int = 8, chunk_size: int = 3) -> Figure:
+    """The three equal forms of causal linear attention on one page.
+
+    Left: the matrix form, an n x n lower-triangular mask whose cells fade with the decay
+    ratio. Middle: the recurrent form, a chain of states, one update per token. Right: the
+    chunked form, the same matrix cut into chunks of ``chunk_size`` tokens; the blocks on the
+    diagonal are computed as matrix products, the blocks below it come through the state
+    passed from chunk to chunk.
+
+    Parameters
+    ----------
+    n : int, default 8
+        Tokens drawn, 3 to 12.
+    chunk_size : int, default 3
+        Tokens per chunk, 2 to ``n - 1``; the last chunk may be shorter.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        7 inches wide; show it with :func:`show`.
+
+    Raises
+    ------
+    TypeError
+        If an argument is not an integer.
+    ValueError
+        If ``n`` is not in 3..12 or ``chunk_size`` not in 2..n-1.
+
+    Notes
+    -----
+    Katharopoulos et al. (2020), section 3.4; Yang et al. (2024), figure 1; chapter 13.
+
+    Examples
+    --------
+    >>> "청크 형태" in labels(linear_attention_forms(6, 2))
+    True
+    """
+    n = integer(n, "n", low=3, high=12)
+    chunk_size = integer(chunk_size, "chunk_size", low=2, high=n - 1)
+    height, size = 3.0, 1.7 / n
+    with _style():
+        fig, ax = _canvas(WIDTH, height, "linear_attention_forms")
+        top = height - 0.62
+        for x, title in ((0.15, "행렬 형태"), (2.55, "순환 형태"), (4.95, "청크 형태")):
+            ax.text(x + 0.95, height - 0.16, title, ha="center", va="center", fontsize=9)
+        ax.text(1.1, height - 0.42, r"$O = (QK^\top \odot D)\,V$", ha="center",
+                va="center", fontsize=8)
+        _grid(ax, 0.25, top, n, size, lambda i, j: _decay_colour(i, j) if j <= i else None)
+        ax.text(1.1, top - n * size - 0.18, "감쇠 비율을 담은 인과 마스크", ha="center",
+                va="center", fontsize=7.5)
+        _state_chain(ax, 2.55, top)
+        _grid(ax, 5.05, top, n, size, lambda i, j: _chunk_colour(i, j, chunk_size))
+        _chunk_borders(ax, 5.05, top, n, size, chunk_size)
+        ax.text(5.9, top - n * size - 0.18, "대각 블록: 행렬 곱", ha="center", va="center",
+                fontsize=7.5)
+        ax.text(5.9, top - n * size - 0.42, "아래 블록: 상태로 전달", ha="center",
+                va="center", fontsize=7.5)
+    return fig
+
+
+def _chunk_colour(i: int, j: int, chunk_size: int):
+    if j > i:
+        return None
+    return QUERY if i // chunk_size == j // chunk_size else KEY_VALUE
+
+
+def _chunk_borders(ax, x, top, n, size, chunk_size):
+    for start in range(0, n, chunk_size):
+        stop = min(start + chunk_size, n)
+        ax.add_patch(FancyBboxPatch((x + start * size, top - stop * size),
+                                    (stop - start) * size, (stop - start) * size,
+                                    boxstyle="square,pad=0", facecolor="none", edgecolor=INK,
+                                    linewidth=1.2))
+
+
+def _state_chain(ax, x, top):
+    """Three states S_{t-1}, S_t, S_{t+1} with the token entering below and o_t leaving up."""
+    ax.text(x + 0.95, top + 0.2, r"$S_t = \alpha_t S_{t-1} + v_t k_t^\top$", ha="center",
+            va="center", fontsize=8)
+    names = (r"$S_{t-1}$", r"$S_t$", r"$S_{t+1}$")
+    y = top - 0.95
+    for c, name in enumerate(names):
+        cx = x + 0.3 + c * 0.65
+        _box(ax, cx - 0.22, y, 0.44, 0.4, name, color=KEY_VALUE, fontsize=8)
+        _arrow(ax, (cx, y - 0.35), (cx, y))
+        ax.text(cx, y - 0.47, r"$k, v$", ha="center", va="center", fontsize=7.5)
+        _arrow(ax, (cx, y + 0.4), (cx, y + 0.7))
+        ax.text(cx, y + 0.8, r"$o$", ha="center", va="center", fontsize=7.5)
+        if c:
+            _arrow(ax, (cx - 0.43, y + 0.2), (cx - 0.22, y + 0.2))
+    ax.text(x + 0.95, y - 0.8, "상태 하나, 크기 고정", ha="center", va="center", fontsize=7.5)
+
+
+def hybrid_stack(num_blocks: int = 2, ratio: int = 3) -> Figure:
+    """A hybrid layer stack: ``ratio`` linear-attention layers, then one softmax-attention
+    layer, repeated ``num_blocks`` times; what each keeps while generating.
+
+    Parameters
+    ----------
+    num_blocks : int, default 2
+        Repeats drawn, 1 to 3.
+    ratio : int, default 3
+        Gated DeltaNet layers per softmax-attention layer, 1 to 4.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        7 inches wide; show it with :func:`show`.
+
+    Raises
+    ------
+    TypeError
+        If an argument is not an integer.
+    ValueError
+        If an argument is out of range.
+
+    Notes
+    -----
+    The layout of Qwen3-Next (Qwen team, 2025) and Kimi Linear (Kimi team, 2025); chapter 13.
+
+    Examples
+    --------
+    >>> labels(hybrid_stack(1, 2)).count("DeltaNet")
+    2
+    """
+    num_blocks = integer(num_blocks, "num_blocks", low=1, high=3)
+    ratio = integer(ratio, "ratio", low=1, high=4)
+    count = num_blocks * (ratio + 1)
+    pitch = (WIDTH - 0.3) / count
+    height = 1.55
+    with _style():
+        fig, ax = _canvas(WIDTH, height, "hybrid_stack")
+        for layer in range(count):
+            softmax = layer % (ratio + 1) == ratio
+            x = 0.15 + layer * pitch
+            _box(ax, x + 0.04, 0.72, pitch - 0.08, 0.52, "어텐션" if softmax else "",
+                 color=QUERY if softmax else KEY_VALUE, fontsize=8)
+            if not softmax:  # two texts, so that each line stays one <text> in the SVG
+                for dy, word in ((0.1, "Gated"), (-0.1, "DeltaNet")):
+                    ax.text(x + pitch / 2, 0.98 + dy, word, ha="center", va="center",
+                            fontsize=8)
+            ax.text(x + pitch / 2, 0.5, "KV 캐시" if softmax else "상태", ha="center",
+                    va="center", fontsize=7.5)
+            if layer:
+                _arrow(ax, (x - 0.04, 0.975), (x + 0.04, 0.975))
+        ax.text(0.15, 1.38, f"레이어 {ratio}개는 고정 크기의 상태, 1개는 길이에 비례하는 KV 캐시",
+                ha="left", va="center", fontsize=8.5)
+        ax.text(0.15, 0.2, "레이어 아래: 토큰을 생성할 때 들고 있는 것", ha="left", va="center",
+                fontsize=7.5, color="#555555")
     return fig
 
 

@@ -210,6 +210,8 @@ DIAGRAM_PAGES = {
     "fig-ch9-diagram-kv-cache": "chapters/09_decoder_only_generation",
     "fig-ch10-diagram-groups": "chapters/10_grouped_query_sliding_window",
     "fig-ch12-diagram-mla": "chapters/12_multi_head_latent_attention",
+    "fig-ch13-diagram-forms": "chapters/13_linear_attention_delta_rule",
+    "fig-ch13-diagram-hybrid": "chapters/13_linear_attention_delta_rule",
 }
 
 

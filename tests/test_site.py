@@ -157,6 +157,10 @@ DIAGRAMS = {
                                  "그룹 쿼리 어텐션: 쿼리 헤드 8개, 키·값 헤드 2개"]),
     "fig-ch12-diagram-mla": ("chapters/12_multi_head_latent_attention",
                              ["잠재 벡터", "RoPE 키 (헤드 공유)", "헤드마다 복원"]),
+    "fig-ch13-diagram-forms": ("chapters/13_linear_attention_delta_rule",
+                               ["행렬 형태", "순환 형태", "청크 형태", "대각 블록: 행렬 곱"]),
+    "fig-ch13-diagram-hybrid": ("chapters/13_linear_attention_delta_rule",
+                                ["어텐션", "KV 캐시", "상태"]),
 }
 SVG_NS = "{http://www.w3.org/2000/svg}"
 

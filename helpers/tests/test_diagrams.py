@@ -33,6 +33,10 @@ DIAGRAMS = {
     "latent_attention": (diagrams.latent_attention,
                          {"잠재 벡터", "쿼리 잠재 벡터", "RoPE 키 (헤드 공유)", "헤드마다 복원",
                           "KV 캐시: 토큰마다 이 두 벡터만", "인과 마스크"}),
+    "linear_attention_forms": (diagrams.linear_attention_forms,
+                               {"행렬 형태", "순환 형태", "청크 형태", "대각 블록: 행렬 곱",
+                                "아래 블록: 상태로 전달", "감쇠 비율을 담은 인과 마스크"}),
+    "hybrid_stack": (diagrams.hybrid_stack, {"어텐션", "KV 캐시", "상태", "Gated", "DeltaNet"}),
 }
 
 
@@ -84,6 +88,25 @@ def test_the_heads_follow_the_arguments():
     assert "헤드 3개로 나누기: 헤드마다 key_dim = 12 / 3 = 4" in labels
 
 
+def test_chunked_form_colours_diagonal_blocks_and_leaves_the_future_empty():
+    fig = diagrams.linear_attention_forms(7, 3)
+    colours = [p.get_facecolor() for p in fig.axes[0].patches
+               if p.get_linewidth() == 0.4]  # the cells of the two grids
+    chunked = colours[49:]
+    orange = matplotlib.colors.to_rgba(diagrams.QUERY)
+    blue = matplotlib.colors.to_rgba(diagrams.KEY_VALUE)
+    cell = {(i, j): chunked[i * 7 + j] for i in range(7) for j in range(7)}
+    assert cell[(2, 0)] == orange and cell[(3, 2)] == blue and cell[(6, 6)] == orange
+    assert cell[(0, 1)] == matplotlib.colors.to_rgba("white")
+    matrix = colours[:49]  # the decay fades with distance from the diagonal
+    assert matrix[6 * 7 + 6][0] < matrix[6 * 7 + 3][0] < matrix[6 * 7 + 0][0]
+
+
+def test_hybrid_stack_follows_the_ratio():
+    found = diagrams.labels(diagrams.hybrid_stack(2, 3))
+    assert found.count("DeltaNet") == 6 and found.count("KV 캐시") == 2
+
+
 def test_kv_cache_marks_only_the_new_position_as_computed():
     labels = diagrams.labels(diagrams.kv_cache(5, 3))
     assert labels.count("계산") == 5 * 3 + 3 and labels.count("K, V") == 4 * 3
@@ -100,6 +123,9 @@ def test_kv_cache_marks_only_the_new_position_as_computed():
     (lambda: diagrams.encoder_decoder(attend_to=-1), ValueError, "attend_to must be"),
     (lambda: diagrams.transformer_layers("middle"), ValueError, "norm must be one of 'post'"),
     (lambda: diagrams.kv_cache(1), ValueError, r"n must be an integer in \[2, 10\]"),
+    (lambda: diagrams.linear_attention_forms(6, 6), ValueError,
+     r"chunk_size must be an integer in \[2, 5\]"),
+    (lambda: diagrams.hybrid_stack(ratio=0), ValueError, r"ratio must be an integer in"),
     (lambda: diagrams.grouped_query(8, [3], ["그룹"]), ValueError, "kv_heads must divide"),
     (lambda: diagrams.grouped_query(8, [8, 1], ["멀티 헤드"]), ValueError, "one entry per"),
     (lambda: diagrams.latent_attention(3), TypeError, "cache_label"),
