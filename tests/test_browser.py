@@ -10,6 +10,7 @@ import base64
 import hashlib
 import json
 import re
+import subprocess
 import urllib.request
 from urllib.parse import quote
 
@@ -121,15 +122,27 @@ def repository():
     return slug, repo.get("branch", "main")
 
 
+def built_commit():
+    """The commit the site was built from: the tests build this checkout."""
+    return subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, check=True,
+                          capture_output=True, text=True).stdout.strip()
+
+
 @pytest.mark.parametrize("nb_path", toc_notebooks(), ids=str)
 def test_launch_and_download_links_point_at_this_chapter(page, server, nb_path):
+    """Binder and Colab open this chapter at the commit the page was built from (a full hash,
+    which cannot move), never at a branch."""
     open_page(page, server, nb_path.with_suffix("").as_posix())
     slug, branch = repository()
+    commit = built_commit()
+    assert re.fullmatch(r"[0-9a-f]{40}", commit)
     hrefs = page.eval_on_selector_all("a", "as => as.map(a => a.href)")
-    binder = f"https://mybinder.org/v2/gh/{slug}/{branch}?urlpath=tree/{nb_path.as_posix()}"
-    colab = f"https://colab.research.google.com/github/{slug}/blob/{branch}/{nb_path.as_posix()}"
+    binder = f"https://mybinder.org/v2/gh/{slug}/{commit}?urlpath=tree/{nb_path.as_posix()}"
+    colab = f"https://colab.research.google.com/github/{slug}/blob/{commit}/{nb_path.as_posix()}"
     assert binder in hrefs, f"no Binder link {binder}"
     assert colab in hrefs, f"no Colab link {colab}"
+    launch = [h for h in hrefs if h.startswith(("https://mybinder.org", "https://colab."))]
+    assert not [h for h in launch if f"/{branch}/" in h or f"/{branch}?" in h], launch
     download = f"{server}/_sources/{nb_path.as_posix()}"
     assert download in hrefs, f"no download link {download}"
     with urllib.request.urlopen(download) as response:
