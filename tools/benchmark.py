@@ -30,6 +30,7 @@ import nbformat
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+from tools import lighthouse  # noqa: E402
 from tools.execute import run  # noqa: E402
 from tools.markers import replace_block  # noqa: E402
 from tools.toc import toc_notebooks  # noqa: E402
@@ -222,6 +223,7 @@ def main() -> None:
     if statistics.mean(ratios.values()) > TARGET_MEAN_RATIO:
         print(f"over the course's target: mean {statistics.mean(ratios.values()):.2f} F > "
               f"{TARGET_MEAN_RATIO:g} F", file=sys.stderr)
+    lighthouse.update_status()  # the built site's speed on a phone, per page, into status.md
 
 
 if __name__ == "__main__":

@@ -166,6 +166,22 @@ def below_target(results: dict[str, dict]) -> list[str]:
             for c in CATEGORIES if r[c] < TARGETS[c]]
 
 
+def update_status(runs: int = RUNS) -> None:
+    """Measure every page of the toc and write the table into status.md; with no built site or
+    no Lighthouse, say so and leave the table as it is (tools/benchmark.py calls this)."""
+    if not (SITE / "index.html").exists():
+        print("lighthouse: skipped, no built site (python3.11 tools/course.py build)")
+        return
+    if shutil.which("node") is None or chromium_path() is None or not LIGHTHOUSE.exists():
+        print("lighthouse: skipped, it needs Node.js, Chromium and the npm packages "
+              "(python3.11 tools/course.py setup installs them as root)")
+        return
+    results = measure(toc_files(), runs)
+    replace_block(ROOT / "status.md", "lighthouse", table(results))
+    for problem in below_target(results):
+        print(f"below the target: {problem}", file=sys.stderr)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
