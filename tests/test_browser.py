@@ -10,6 +10,7 @@ import base64
 import hashlib
 import json
 import re
+import subprocess
 import urllib.request
 from urllib.parse import quote
 
@@ -18,6 +19,7 @@ import pytest
 import yaml
 from axe_playwright_python.sync_playwright import Axe
 
+from tools.browser import local_only
 from tools.toc import ROOT, toc_files, toc_notebooks
 
 SHOTS = ROOT / "_build" / "screenshots"
@@ -121,15 +123,27 @@ def repository():
     return slug, repo.get("branch", "main")
 
 
+def built_commit():
+    """The commit the site was built from: the tests build this checkout."""
+    return subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, check=True,
+                          capture_output=True, text=True).stdout.strip()
+
+
 @pytest.mark.parametrize("nb_path", toc_notebooks(), ids=str)
 def test_launch_and_download_links_point_at_this_chapter(page, server, nb_path):
+    """Binder and Colab open this chapter at the commit the page was built from (a full hash,
+    which cannot move), never at a branch."""
     open_page(page, server, nb_path.with_suffix("").as_posix())
     slug, branch = repository()
+    commit = built_commit()
+    assert re.fullmatch(r"[0-9a-f]{40}", commit)
     hrefs = page.eval_on_selector_all("a", "as => as.map(a => a.href)")
-    binder = f"https://mybinder.org/v2/gh/{slug}/{branch}?urlpath=tree/{nb_path.as_posix()}"
-    colab = f"https://colab.research.google.com/github/{slug}/blob/{branch}/{nb_path.as_posix()}"
+    binder = f"https://mybinder.org/v2/gh/{slug}/{commit}?urlpath=tree/{nb_path.as_posix()}"
+    colab = f"https://colab.research.google.com/github/{slug}/blob/{commit}/{nb_path.as_posix()}"
     assert binder in hrefs, f"no Binder link {binder}"
     assert colab in hrefs, f"no Colab link {colab}"
+    launch = [h for h in hrefs if h.startswith(("https://mybinder.org", "https://colab."))]
+    assert not [h for h in launch if f"/{branch}/" in h or f"/{branch}?" in h], launch
     download = f"{server}/_sources/{nb_path.as_posix()}"
     assert download in hrefs, f"no download link {download}"
     with urllib.request.urlopen(download) as response:
@@ -215,6 +229,51 @@ def test_nothing_scrolls_sideways(page, server, nb_path):
             .filter(a => a.getBoundingClientRect().right > right + 1).map(a => a.innerText);
     })()""")
     assert not overflowing, f"{nb_path}: headings overflow the contents column: {overflowing}"
+
+
+PHONE = {"width": 360, "height": 740}  # the narrowest common phone screen, in CSS pixels
+
+# The elements that stick out of the viewport and whose box does not clip them: the culprits
+WIDER_THAN_VIEWPORT_JS = r"""() => {
+  const width = document.documentElement.clientWidth;
+  const clipped = el => {
+    for (let p = el.parentElement; p; p = p.parentElement) {
+      if (getComputedStyle(p).overflowX !== 'visible') {
+        return p.getBoundingClientRect().right <= width + 1;
+      }
+    }
+    return false;
+  };
+  return [...document.querySelectorAll('body *')]
+    .filter(el => el.getBoundingClientRect().right > width + 1 && !clipped(el))
+    .slice(-5).map(el => `${el.tagName.toLowerCase()}.${[...el.classList].join('.')} ` +
+      `(${Math.round(el.getBoundingClientRect().right)} px): ` +
+      `'${(el.textContent || '').replace(/\s+/g, ' ').trim().slice(0, 50)}'`);
+}"""
+
+
+@pytest.mark.parametrize("name", toc_files(), ids=str)
+def test_no_page_is_wider_than_a_phone(browser, server, name):
+    """At a 360-px viewport nothing makes the page scroll sideways: wide tables, code, outputs
+    and figures scroll or shrink inside their own box. Checked with the formulas typeset and
+    every interactive figure drawn (scrolled into view), as a reader on a phone sees them."""
+    context = browser.new_context(viewport=PHONE, device_scale_factor=2, is_mobile=True,
+                                  has_touch=True, locale="ko-KR")
+    local_only(context, server)
+    try:
+        page = context.new_page()
+        page.goto(f"{server}/{name}.html", wait_until="load")
+        page.evaluate(MATH_DONE_JS)
+        draw_figures(page)
+        page.evaluate("window.scrollTo(0, 0)")
+        width = page.evaluate("document.documentElement.scrollWidth")
+        assert width <= PHONE["width"], (
+            f"{name} is {width} px wide at a {PHONE['width']}-px viewport; sticking out:\n"
+            + "\n".join(page.evaluate(WIDER_THAN_VIEWPORT_JS)))
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=SHOTS / f"phone_{name.replace('/', '_')}.png", full_page=True)
+    finally:
+        context.close()
 
 
 def print_width_px():
@@ -305,6 +364,18 @@ DRAWN_JS = """() => [...document.querySelectorAll('figure.course-interactive-fig
 })"""
 
 
+def draw_figures(page, names=None):
+    """Scroll each interactive figure (or those named) into view, as a reader does, and wait
+    until plotly.js has drawn it: the page loads plotly.js only for a figure near the screen."""
+    ids = names or page.eval_on_selector_all("figure.course-interactive-figure",
+                                             "fs => fs.map(f => f.id)")
+    for name in ids:
+        page.locator(f"#{name}").scroll_into_view_if_needed()
+        page.wait_for_selector(f"#{name}.course-interactive-ready", timeout=30000)
+        page.locator(f"#{name}").scroll_into_view_if_needed()  # drawn, it may be taller
+    return ids
+
+
 def test_interactive_figures_are_the_attention_heatmaps_and_the_explorables():
     names = {name for path in INTERACTIVE for name, _ in interactive_figures(path)}
     assert {"fig-ch1-temperature", "fig-ch7-online-softmax", "fig-ch8-positional-sliders",
@@ -316,8 +387,7 @@ def test_interactive_figures_are_the_attention_heatmaps_and_the_explorables():
 def test_interactive_figures_draw_offline_in_the_column(page, server, nb_path):
     expected = [name for name, _ in interactive_figures(nb_path)]
     open_page(page, server, nb_path.with_suffix("").as_posix())
-    page.wait_for_function("document.querySelectorAll('figure.course-interactive-ready').length"
-                           f" === {len(expected)}", timeout=20000)
+    draw_figures(page)
     figures = page.evaluate(DRAWN_JS)
     assert [f["id"] for f in figures] == expected
     for f in figures:
@@ -340,6 +410,20 @@ def test_pages_without_interactive_figures_do_not_load_plotly(page, server):
     assert page.locator("script[src*='plotly']").count() == 0
 
 
+def test_plotly_loads_after_the_page_and_only_when_a_figure_comes_near(page, server):
+    """plotly.js (4.8 MB) is no part of loading the page: a phone shows the text first."""
+    nb_path = next(p for p in INTERACTIVE if p.name.startswith("03_"))
+    page.set_viewport_size({"width": 360, "height": 740})
+    open_page(page, server, nb_path.with_suffix("").as_posix())
+    first = page.locator("figure.course-interactive-figure").first
+    assert first.bounding_box()["y"] > 2 * 740, "the test needs a figure below the first screens"
+    assert page.locator("script[src*='plotly']").count() == 0, "plotly.js loaded with the page"
+    assert page.locator("figure.course-interactive-ready").count() == 0
+    draw_figures(page, [first.get_attribute("id")])
+    assert page.locator("script[src*='plotly.min.js']").count() == 1
+    assert not page.external_requests and not page.console_errors
+
+
 HEATMAP_CELL_JS = """([id, trace, row, col]) => {
   const gd = document.querySelector(`#${id} div.course-interactive`);
   const full = gd._fullData[trace];
@@ -354,8 +438,7 @@ def test_hovering_a_heatmap_cell_shows_query_key_and_weight(page, server):
     nb_path = next(p for p in INTERACTIVE if p.name.startswith("02_"))
     name, spec = interactive_figures(nb_path)[0]
     open_page(page, server, nb_path.with_suffix("").as_posix())
-    page.wait_for_selector(f"#{name}.course-interactive-ready", timeout=20000)
-    page.locator(f"#{name}").scroll_into_view_if_needed()
+    draw_figures(page, [name])
     tokens = spec["layout"]["xaxis"]["ticktext"]
     for trace, (row, col) in ((0, (2, 1)), (1, (3, 0))):
         point = page.evaluate(HEATMAP_CELL_JS, [name, trace, row, col])
@@ -377,6 +460,7 @@ EXPLORABLES = {"fig-ch1-temperature": "01_", "fig-ch7-online-softmax": "07_",
 SLIDER_JS = """([id, s]) => {
   const gd = document.querySelector(`#${id} div.course-interactive`);
   const rail = gd.querySelectorAll('.slider-group')[s].querySelector('.slider-rail-rect');
+  rail.scrollIntoView({block: 'center', inline: 'nearest'});  // a tall figure: into the screen
   const box = rail.getBoundingClientRect();
   return {x: box.right - 2, y: box.top + box.height / 2, active: gd.layout.sliders[s].active,
           ys: gd.data.map(t => t.y)};
@@ -388,9 +472,8 @@ def test_a_slider_moves_its_figure(page, server, name):
     nb_path = next(p for p in INTERACTIVE if p.name.startswith(EXPLORABLES[name]))
     spec = dict(interactive_figures(nb_path))[name]
     open_page(page, server, nb_path.with_suffix("").as_posix())
-    page.wait_for_selector(f"#{name}.course-interactive-ready", timeout=20000)
+    draw_figures(page, [name])
     figure = page.locator(f"#{name}")
-    figure.scroll_into_view_if_needed()
     sliders = spec["layout"]["sliders"]
     for s, slider in enumerate(sliders):
         before = page.evaluate(SLIDER_JS, [name, s])

@@ -1,4 +1,5 @@
-"""The Colab set-up cell: the same in every chapter, right URL, and it really installs helpers."""
+"""The Colab set-up cell: the same in every chapter, the repository of _config.yml at its
+release tag (never a branch), and it really installs helpers."""
 
 import re
 import shutil
@@ -11,6 +12,7 @@ import nbformat
 import pytest
 import yaml
 
+from tools import colab_cell
 from tools.colab_cell import cell_source, is_colab_cell
 from tools.toc import ROOT, toc_notebooks
 
@@ -32,10 +34,33 @@ def test_every_chapter_starts_with_the_current_cell(nb_path):
 
 
 @pytest.mark.parametrize("nb_path", toc_notebooks(), ids=str)
-def test_cell_installs_from_the_repository_in_config(nb_path):
+def test_cell_installs_the_release_of_the_repository_in_config(nb_path):
     config = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))["repository"]
     source = re.search(r'HELPERS_SOURCE = "([^"]+)"', first_code_cell(nb_path).source).group(1)
-    assert source == f"git+{config['url'].rstrip('/')}@{config['branch']}"
+    assert source == f"git+{config['url'].rstrip('/')}@{config['release']}"
+    revision = source.rsplit("@", 1)[1]
+    assert re.fullmatch(r"v\d+\.\d+\.\d+", revision), f"{revision} is not a release tag"
+    assert revision not in {config["branch"], "main", "master", "HEAD"}
+
+
+def config_with(tmp_path, monkeypatch, **repository):
+    """_config.yml as it is, but with these repository settings."""
+    config = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
+    config["repository"].update(repository)
+    (tmp_path / "_config.yml").write_text(yaml.safe_dump(config, allow_unicode=True))
+    monkeypatch.setattr(colab_cell, "ROOT", tmp_path)
+
+
+@pytest.mark.parametrize("release", ["main", "", None, "1.0", "v1.0", "v1.0.0-rc1"])
+def test_a_branch_or_no_release_is_refused(tmp_path, monkeypatch, release):
+    config_with(tmp_path, monkeypatch, release=release)
+    with pytest.raises(ValueError, match="must be a release tag such as v1.0.0"):
+        cell_source()
+
+
+def test_the_cell_follows_the_config(tmp_path, monkeypatch):
+    config_with(tmp_path, monkeypatch, url="https://github.com/our-team/course/", release="v2.3.4")
+    assert 'HELPERS_SOURCE = "git+https://github.com/our-team/course@v2.3.4"' in cell_source()
 
 
 def run_cell(monkeypatch, *, helpers_found, colab=False, env_source=None):
@@ -68,7 +93,8 @@ def test_cell_does_nothing_when_helpers_is_installed(monkeypatch):
 def test_cell_installs_from_the_repository_in_colab(monkeypatch):
     calls = run_cell(monkeypatch, helpers_found=False, colab=True)
     assert len(calls) == 1 and calls[0][1:4] == ["-m", "pip", "install"]
-    assert calls[0][-1].startswith("git+https://github.com/")
+    url, _ = colab_cell.repository()
+    assert calls[0][-1] == f"git+{url}@{colab_cell.release()}"
 
 
 DRIVER = textwrap.dedent("""

@@ -97,3 +97,15 @@ def test_roadmap_has_every_chapter_and_nothing_else():
     entries = yaml.safe_load((ROOT / "roadmap.yml").read_text(encoding="utf-8"))
     assert set(entries) == {p.with_suffix("").as_posix() for p in toc_notebooks()}
     assert all(e["question"].endswith("?") and e["prerequisites"] for e in entries.values())
+
+
+def test_every_page_has_its_lighthouse_scores():
+    """The phone speed table (tools/lighthouse.py) has a row of four scores for every page."""
+    from tools.markers import block  # noqa: PLC0415
+
+    text = block(STATUS, "lighthouse")
+    for name in toc_files():
+        found = re.search(rf"^\| {re.escape(name)} \| (\d+) \| (\d+) \| (\d+) \| (\d+) \|", text,
+                          re.M)
+        assert found, f"status.md has no Lighthouse row for {name}: run tools/lighthouse.py"
+        assert all(0 <= int(score) <= 100 for score in found.groups()), found.group(0)

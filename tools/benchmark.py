@@ -32,7 +32,7 @@ import nbformat
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from tools import cpu_paths  # noqa: E402
+from tools import cpu_paths, lighthouse  # noqa: E402
 from tools.execute import run  # noqa: E402
 from tools.markers import replace_block  # noqa: E402
 from tools.toc import toc_notebooks  # noqa: E402
@@ -230,6 +230,7 @@ def main() -> None:
     heavy = [r[0] for r in rows if r[2] > TARGET_MB]
     if heavy:
         print(f"over {TARGET_MB} MB: {heavy}", file=sys.stderr)
+    lighthouse.update_status()  # the built site's speed on a phone, per page, into status.md
 
 
 if __name__ == "__main__":

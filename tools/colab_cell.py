@@ -1,13 +1,21 @@
 """The first code cell of every chapter: installs helpers in Colab, does nothing elsewhere.
 
 A notebook opened in Colab has only the notebook, not the repository, so this cell cannot live
-in helpers. It is generated here from the repository URL in _config.yml (the one place that
-names it) and copied into every chapter by ``python tools/colab_cell.py``; a test checks every
-chapter carries exactly this cell.
+in helpers. It is generated here from _config.yml (the one place that names the repository) and
+copied into every chapter by ``python tools/colab_cell.py``; a test checks every chapter
+carries exactly this cell.
+
+The cell installs helpers at the release tag ``repository.release`` (for example ``v1.0.0``),
+never at a branch: a branch moves, and a page built last month would run today's helpers. A
+notebook cannot name the commit it is stored in, so it names the release, and the deploy job
+(tools/publish.py) publishes a site only while helpers are the same at the built commit as at
+that tag. The site's launch buttons open the notebook at the very commit the site was built
+from (_ext/launch_revision.py).
 """
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -24,7 +32,7 @@ TEMPLATE = '''\
 # 다른 곳에서는 아무 일도 하지 않는다.
 import importlib, os, subprocess, sys
 
-HELPERS_SOURCE = "git+{url}@{branch}"
+HELPERS_SOURCE = "git+{url}@{release}"
 in_colab = "google.colab" in sys.modules or "COLAB_RELEASE_TAG" in os.environ
 wanted = os.environ.get("COURSE_HELPERS_SOURCE")  # to test this cell outside Colab
 if importlib.util.find_spec("helpers") is None and (in_colab or wanted):
@@ -33,16 +41,38 @@ if importlib.util.find_spec("helpers") is None and (in_colab or wanted):
     importlib.invalidate_caches()'''
 
 
+# A release tag: v, then MAJOR.MINOR.PATCH (CONTRIBUTING, "공개하기")
+RELEASE_TAG = re.compile(r"v\d+\.\d+\.\d+")
+
+
 def repository() -> tuple[str, str]:
-    """The repository URL and branch, from _config.yml."""
-    config = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
-    repo = config["repository"]
+    """The repository URL and the branch the site is published from, from _config.yml."""
+    repo = _config()["repository"]
     return repo["url"].rstrip("/"), repo.get("branch", "main")
 
 
+def release() -> str:
+    """The release tag the Colab cell installs helpers from (``repository.release``).
+
+    Raises
+    ------
+    ValueError
+        If it is missing or not a tag of the form vMAJOR.MINOR.PATCH (a branch name moves).
+    """
+    tag = str(_config()["repository"].get("release", ""))
+    if not RELEASE_TAG.fullmatch(tag):
+        raise ValueError(f"_config.yml: repository.release must be a release tag such as "
+                         f"v1.0.0 (a branch moves), got {tag!r}")
+    return tag
+
+
+def _config() -> dict:
+    return yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
+
+
 def cell_source() -> str:
-    url, branch = repository()
-    return TEMPLATE.format(url=url, branch=branch)
+    url, _ = repository()
+    return TEMPLATE.format(url=url, release=release())
 
 
 def is_colab_cell(cell) -> bool:

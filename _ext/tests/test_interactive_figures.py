@@ -45,5 +45,4 @@ def test_scripts_load_only_on_pages_with_an_interactive_figure():
     ext.add_scripts(app, "intro", "page.html", {"body": "<p>어텐션</p>"}, None)
     assert added == []
     ext.add_scripts(app, "ch", "page.html", {"body": ext._spec_html(SPEC, "그림")}, None)
-    assert added == [(ext.PLOTLY_JS, {"loading_method": "defer"}),
-                     (ext.DRAW_JS, {"loading_method": "defer"})]
+    assert added == [(ext.DRAW_JS, {"loading_method": "defer"})]  # it loads plotly.js

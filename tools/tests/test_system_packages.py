@@ -11,7 +11,8 @@ from tools import system_packages
 @pytest.fixture
 def machine(monkeypatch):
     """A machine with nothing installed; the apt-get commands recorded, not run."""
-    state = {"browser": None, "font": False, "node": None, "root": True, "apt": True}
+    state = {"browser": None, "font": False, "node": None, "npm": None, "root": True,
+             "apt": True}
     commands = []
     monkeypatch.setattr(system_packages, "chromium_path", lambda: state["browser"])
     monkeypatch.setattr(system_packages, "has_korean_font", lambda: state["font"])
@@ -21,12 +22,13 @@ def machine(monkeypatch):
     def which(name):
         if name == "apt-get":
             return "/usr/bin/apt-get" if state["apt"] else None
-        return state["node"] if name == "node" else None
+        return state[name] if name in ("node", "npm") else None
 
     def run(cmd, **kwargs):
         commands.append(cmd)
         if cmd[:2] == ["apt-get", "install"]:
-            state.update(browser="/usr/bin/chromium", font=True, node="/usr/bin/node")
+            state.update(browser="/usr/bin/chromium", font=True, node="/usr/bin/node",
+                         npm="/usr/bin/npm")
         return subprocess.CompletedProcess(cmd, state.get("status", 0))
 
     monkeypatch.setattr(system_packages.shutil, "which", which)
@@ -35,17 +37,19 @@ def machine(monkeypatch):
     return state
 
 
-def test_the_build_needs_a_browser_and_fonts_and_the_tests_node_too(machine):
+def test_the_build_needs_a_browser_and_fonts_and_the_tests_node_and_npm_too(machine):
     assert system_packages.missing() == ["chromium", "fonts-noto-cjk"]
-    assert system_packages.missing(tests=True) == ["chromium", "fonts-noto-cjk", "nodejs"]
+    assert system_packages.missing(tests=True) == ["chromium", "fonts-noto-cjk", "nodejs", "npm"]
+    machine["node"] = "/usr/bin/node"  # Node.js from elsewhere, without npm
+    assert system_packages.missing(tests=True) == ["chromium", "fonts-noto-cjk", "npm"]
 
 
 def test_as_root_with_apt_get_what_is_missing_is_installed(machine):
     assert system_packages.install(tests=True) == []
     update, install = machine["commands"]
     assert update[:2] == ["apt-get", "update"]
-    assert install[:2] == ["apt-get", "install"] and install[-3:] == [
-        "chromium", "fonts-noto-cjk", "nodejs"]
+    assert install[:2] == ["apt-get", "install"] and install[-4:] == [
+        "chromium", "fonts-noto-cjk", "nodejs", "npm"]
 
 
 def test_nothing_missing_nothing_run(machine):
