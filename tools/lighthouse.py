@@ -158,7 +158,7 @@ def table(results: dict[str, dict]) -> str:
               for page, r in results.items()]
     return "\n".join(lines) + (
         f"\n\n({when}, Lighthouse {version}, 모바일 기본 설정(느린 4G, CPU 4배 느리게), "
-        f"gzip으로 압축해 127.0.0.1에서 제공, 페이지마다 {RUNS}회 중 성능 점수의 중앙값인 실행)")
+        f"gzip으로 압축해 127.0.0.1에서 제공, 페이지마다 {RUNS}회 중 성능 스코어의 중앙값인 실행)")
 
 
 def below_target(results: dict[str, dict]) -> list[str]:
