@@ -164,7 +164,8 @@ def table(results: dict[str, dict], runs: int = RUNS) -> str:
         f"\n\n({when}, Lighthouse {version}, 모바일 기본 설정(느린 4G, CPU 4배 느리게), "
         f"이 기계의 CPU 벤치마크 지수 {benchmark:.0f}(Lighthouse가 잰 값, 중앙값; 높을수록 빠름), "
         f"gzip으로 압축해 127.0.0.1에서 제공, "
-        + (f"페이지마다 {runs}회 중 성능 스코어의 중앙값인 실행)" if runs > 1 else "페이지마다 1회)"))
+        + (f"페이지마다 {runs}회 중 성능 스코어의 중앙값인 실행)" if runs > 1
+           else "페이지마다 1회)"))
 
 
 def below_target(results: dict[str, dict]) -> list[str]:
