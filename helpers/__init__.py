@@ -7,10 +7,12 @@ helpers.attention
     chunked, multi-head and grouped-query attention (chapters 1-4, 7 and 10).
 helpers.transformer
     Positional encoding, layer normalisation, encoder and decoder layers (chapter 8); rotary
-    position embedding and ALiBi (chapter 11).
+    position embedding, ALiBi, RMSNorm and SwiGLU (chapter 11).
 helpers.decoder_only
     The decoder-only Transformer, the KV cache and greedy generation (chapters 9 and 10),
     with sinusoidal, rotary, ALiBi or no positions (chapter 11).
+helpers.sampling
+    Temperature, top-k and top-p sampling of the next token (chapter 9).
 helpers.timeseries
     The planted-pattern series and the GunPoint data set of chapter 5.
 helpers.korean_numbers
