@@ -209,6 +209,10 @@ DIAGRAM_PAGES = {
     "fig-ch8-diagram-layers": "chapters/08_transformer_block",
     "fig-ch9-diagram-kv-cache": "chapters/09_decoder_only_generation",
     "fig-ch10-diagram-groups": "chapters/10_grouped_query_sliding_window",
+    "fig-ch9-diagram-decoder-only": "chapters/09_decoder_only_generation",
+    "fig-ch10-diagram-ring-buffer": "chapters/10_grouped_query_sliding_window",
+    "fig-ch10-diagram-window-cone": "chapters/10_grouped_query_sliding_window",
+    "fig-ch11-diagram-rope": "chapters/11_rotary_alibi_length",
 }
 
 

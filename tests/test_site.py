@@ -153,8 +153,16 @@ DIAGRAMS = {
     "fig-ch9-diagram-kv-cache": ("chapters/09_decoder_only_generation",
                                  ["계산", "K, V", "레이어 1", "레이어 2"]),
     "fig-ch10-diagram-groups": ("chapters/10_grouped_query_sliding_window",
-                                ["쿼리 헤드", "키·값 헤드",
-                                 "그룹 쿼리 어텐션: 쿼리 헤드 8개, 키·값 헤드 2개"]),
+                                ["쿼리 헤드", "KV 헤드",
+                                 "그룹 쿼리 어텐션: 쿼리 헤드 8개, KV 헤드 2개"]),
+    "fig-ch9-diagram-decoder-only": ("chapters/09_decoder_only_generation",
+                                     ["셀프 어텐션 (인과 마스크)", "마지막 레이어 정규화",
+                                      "로짓 (n, 어휘)"]),
+    "fig-ch10-diagram-ring-buffer": ("chapters/10_grouped_query_sliding_window",
+                                     ["칸 0", "위치 4"]),
+    "fig-ch10-diagram-window-cone": ("chapters/10_grouped_query_sliding_window",
+                                     ["레이어 3", "가장 먼 입력"]),
+    "fig-ch11-diagram-rope": ("chapters/11_rotary_alibi_length", ["사이 각 2θ", "q1"]),
 }
 SVG_NS = "{http://www.w3.org/2000/svg}"
 
