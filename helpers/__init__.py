@@ -7,7 +7,7 @@ helpers.attention
     chunked, multi-head and grouped-query attention (chapters 1-4, 7 and 10).
 helpers.transformer
     Positional encoding, layer normalisation, encoder and decoder layers (chapter 8); rotary
-    position embedding and ALiBi (chapter 11); RMS normalisation (chapter 12).
+    position embedding, ALiBi, RMSNorm and SwiGLU (chapters 11 and 12).
 helpers.decoder_only
     The decoder-only Transformer, the KV cache and greedy generation (chapters 9 and 10),
     with sinusoidal, rotary, ALiBi or no positions (chapter 11).
@@ -18,6 +18,8 @@ helpers.latent_attention
 helpers.linear_attention
     Causal linear attention, the delta rule and Gated DeltaNet in parallel, recurrent and
     chunked forms; retrieval from one state matrix; decoding cost (chapter 13).
+helpers.sampling
+    Temperature, top-k and top-p sampling of the next token (chapter 9).
 helpers.timeseries
     The planted-pattern series and the GunPoint data set of chapter 5.
 helpers.korean_numbers

@@ -58,6 +58,8 @@ def glue(name: str, value) -> None:
     """
     if not isinstance(name, str) or not name:
         raise TypeError(f"name must be a non-empty string; got {name!r}")
+    if type(value).__module__ == "numpy" and hasattr(value, "item"):
+        value = value.item()  # a NumPy scalar shows as np.float64(...), which no format reads
     if importlib.util.find_spec("myst_nb") is None:  # Colab: no site to glue into
         return
     _display_for_glue(name, _Text(value) if isinstance(value, str) else value)

@@ -18,6 +18,7 @@ import base64
 import contextlib
 import io
 import logging
+import math
 import re
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
@@ -27,15 +28,16 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.backends.backend_svg import FigureCanvasSVG
 from matplotlib.figure import Figure
 from matplotlib.font_manager import FontProperties, findfont
-from matplotlib.patches import Circle, FancyArrowPatch, FancyBboxPatch
+from matplotlib.patches import Arc, Circle, FancyArrowPatch, FancyBboxPatch
 from matplotlib.text import Text
 
 from . import plotting  # registers the bundled Korean font
-from ._checks import integer, key_dim, one_of, strings
+from ._checks import integer, key_dim, one_of, real, strings
 
 __all__ = ["multi_head", "encoder_decoder", "transformer_layers", "kv_cache",
-           "grouped_query", "latent_attention", "linear_attention_forms", "hybrid_stack",
-           "to_svg", "show", "labels"]
+           "grouped_query", "decoder_only", "ring_buffer", "window_cone", "rope_rotation",
+           "latent_attention", "linear_attention_forms", "hybrid_stack", "to_svg", "show",
+           "labels"]
 
 PNG_DPI = 150  # the course's figures (helpers.notebook.setup)
 WIDTH = 7.0  # inches: the site's column is 672 CSS pixels = 7 inches of 96 pixels
@@ -88,6 +90,65 @@ def _arrow(ax, start, end, *, width: float = 0.9, color: str = INK, rad: float =
     ax.add_patch(FancyArrowPatch(start, end, arrowstyle=style, mutation_scale=8,
                                  linewidth=width, color=color, shrinkA=0, shrinkB=0,
                                  connectionstyle=f"arc3,rad={rad}"))
+
+
+def _label(ax, x: float, y: float, text: str, *, size: float = 8, ha: str = "center",
+           **style):
+    """A label centred vertically at (x, y); ``ha`` says which side of it x is."""
+    ax.text(x, y, text, ha=ha, va="center", fontsize=size, **style)
+
+
+def _plus(ax, x: float, y: float, r: float = 0.12):
+    """The circled plus where a residual connection joins."""
+    ax.add_patch(Circle((x, y), r, facecolor="white", edgecolor=INK, linewidth=0.8))
+    _label(ax, x, y, "+", size=9)
+
+
+def _layer_column(ax, x: float, y0: float, sublayers, *, post: bool, title: str | None = None,
+                  extra: str | None = None, box_w: float = 2.3, box_h: float = 0.36,
+                  small_h: float = 0.3, gap: float = 0.22):
+    """One Transformer layer drawn bottom-up from y0: each sublayer with its residual
+    connection and layer normalisation (after the addition if ``post``, before the sublayer
+    otherwise), then ``extra`` (pre-LN only). Returns (top y, {label: left middle of box})."""
+    centre = x + box_w / 2
+    if title:
+        _label(ax, centre, y0 - 0.3, title, size=10, fontweight="bold")
+    _arrow(ax, (centre, y0 - 0.12), (centre, y0 + 0.1))
+    y = y0 + 0.1
+    where = {}
+    for label, color in sublayers:
+        start = y
+        if not post:
+            _box(ax, x + 0.35, y, box_w - 0.7, small_h, "레이어 정규화", color=NORM,
+                 fontsize=8)
+            _arrow(ax, (centre, y + small_h), (centre, y + small_h + gap))
+            y += small_h + gap
+        _box(ax, x, y, box_w, box_h, label, color=color, fontsize=8.5)
+        where[label] = (x, y + box_h / 2)
+        y += box_h
+        _arrow(ax, (centre, y), (centre, y + gap))
+        y += gap
+        if post:
+            _box(ax, x + 0.2, y, box_w - 0.4, small_h, "더한 뒤 레이어 정규화",
+                 color=NORM, fontsize=8)
+            join = y + small_h / 2
+            right = x + 0.2 + box_w - 0.4
+        else:
+            _plus(ax, centre, y + 0.12)
+            join = y + 0.12
+            right = centre + 0.12
+        # the residual connection: from below the sublayer, around it, to the join
+        bypass = x + box_w + 0.25
+        ax.plot([centre, bypass, bypass], [start - 0.05, start - 0.05, join],
+                color=INK, linewidth=0.9)
+        _arrow(ax, (bypass, join), (right, join))
+        y += small_h if post else 0.24
+        _arrow(ax, (centre, y), (centre, y + gap))
+        y += gap
+    if not post and extra:
+        _box(ax, x + 0.35, y, box_w - 0.7, small_h, extra, color=NORM, fontsize=8)
+        y += small_h
+    return y, where
 
 
 def _cells(ax, x: float, y: float, colors: Sequence[str], size: float, height: float):
@@ -344,57 +405,15 @@ def transformer_layers(norm: str = "post") -> Figure:
     with _style():
         fig, ax = _canvas(WIDTH, height, f"transformer_layers_{norm}")
 
-        def column(x, sublayers, y0, title, extra=None):
-            """Draw one layer bottom-up from y0; return (top y, {label: box centre})."""
-            centre = x + box_w / 2
-            ax.text(centre, y0 - 0.3, title, ha="center", va="center", fontsize=10,
-                    fontweight="bold")
-            _arrow(ax, (centre, y0 - 0.12), (centre, y0 + 0.1))
-            y = y0 + 0.1
-            where = {}
-            for label, color in sublayers:
-                start = y
-                if not post:
-                    _box(ax, x + 0.35, y, box_w - 0.7, small_h, "레이어 정규화", color=NORM,
-                         fontsize=8)
-                    _arrow(ax, (centre, y + small_h), (centre, y + small_h + gap))
-                    y += small_h + gap
-                _box(ax, x, y, box_w, box_h, label, color=color, fontsize=8.5)
-                where[label] = (x, y + box_h / 2)
-                y += box_h
-                _arrow(ax, (centre, y), (centre, y + gap))
-                y += gap
-                if post:
-                    _box(ax, x + 0.2, y, box_w - 0.4, small_h, "더한 뒤 레이어 정규화",
-                         color=NORM, fontsize=8)
-                    join = y + small_h / 2
-                    right = x + 0.2 + box_w - 0.4
-                else:
-                    ax.add_patch(Circle((centre, y + 0.12), 0.12, facecolor="white",
-                                       edgecolor=INK, linewidth=0.8))
-                    ax.text(centre, y + 0.12, "+", ha="center", va="center", fontsize=9)
-                    join = y + 0.12
-                    right = centre + 0.12
-                # the residual connection: from below the sublayer, around it, to the join
-                bypass = x + box_w + 0.25
-                ax.plot([centre, bypass, bypass], [start - 0.05, start - 0.05, join],
-                        color=INK, linewidth=0.9)
-                _arrow(ax, (bypass, join), (right, join))
-                y += small_h if post else 0.24
-                _arrow(ax, (centre, y), (centre, y + gap))
-                y += gap
-            if not post and extra:
-                _box(ax, x + 0.35, y, box_w - 0.7, small_h, extra, color=NORM, fontsize=8)
-                y += small_h
-            return y, where
-
-        enc_top, _ = column(0.45, [("멀티 헤드 셀프 어텐션", ATTENTION),
-                                   ("피드포워드 네트워크", FFN)], 0.55, "인코더 레이어",
-                            extra="마지막 레이어 정규화")
-        dec_top, where = column(3.95, [("셀프 어텐션 (인과 마스크)", ATTENTION),
-                                       ("크로스 어텐션", KEY_VALUE),
-                                       ("피드포워드 네트워크", FFN)], 0.55, "디코더 레이어",
-                                extra="마지막 레이어 정규화")
+        sizes = dict(post=post, box_w=box_w, box_h=box_h, small_h=small_h, gap=gap,
+                     extra="마지막 레이어 정규화")
+        enc_top, _ = _layer_column(ax, 0.45, 0.55, [("멀티 헤드 셀프 어텐션", ATTENTION),
+                                                    ("피드포워드 네트워크", FFN)],
+                                   title="인코더 레이어", **sizes)
+        dec_top, where = _layer_column(ax, 3.95, 0.55, [("셀프 어텐션 (인과 마스크)", ATTENTION),
+                                                        ("크로스 어텐션", KEY_VALUE),
+                                                        ("피드포워드 네트워크", FFN)],
+                                       title="디코더 레이어", **sizes)
         centre = 0.45 + box_w / 2
         ax.text(centre, enc_top + 0.17, "인코더 출력", ha="center", va="center", fontsize=8.5)
         cross_x, cross_y = where["크로스 어텐션"]
@@ -538,10 +557,10 @@ def grouped_query(num_query_heads: int = 8, kv_heads: Sequence[int] = (8, 2, 1),
             top = height - 0.1 - r * row_h
             size = num_query_heads // g
             ax.text(0.1, top - 0.14, f"{name} 어텐션: 쿼리 헤드 {num_query_heads}개, "
-                    f"키·값 헤드 {g}개", ha="left", va="center", fontsize=8.5)
+                    f"KV 헤드 {g}개", ha="left", va="center", fontsize=8.5)
             y_q, y_kv = top - 0.62, top - 1.22
             ax.text(x0 - 0.12, y_q + 0.15, "쿼리 헤드", ha="right", va="center", fontsize=8)
-            ax.text(x0 - 0.12, y_kv + 0.15, "키·값 헤드", ha="right", va="center",
+            ax.text(x0 - 0.12, y_kv + 0.15, "KV 헤드", ha="right", va="center",
                     fontsize=8)
             kv_centres = [x0 + (j + 0.5) * size * pitch for j in range(g)]
             for h in range(num_query_heads):
@@ -552,6 +571,256 @@ def grouped_query(num_query_heads: int = 8, kv_heads: Sequence[int] = (8, 2, 1),
             for j, cx in enumerate(kv_centres):
                 _box(ax, cx - w / 2, y_kv, w, 0.3, f"KV{j}", color=KEY_VALUE,
                      fontsize=7.5)
+    return fig
+
+
+def decoder_only() -> Figure:
+    """The pre-LN decoder-only Transformer, bottom to top, from token ids to the next token.
+
+    Token ids → embedding (× sqrt(d_model)) plus positional encoding → ``L`` layers of causally
+    masked self-attention and a feed-forward network, each with layer normalisation before it
+    and a residual connection around it → a final layer normalisation → a ``Dense`` layer to
+    one logit per vocabulary token → softmax.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        7 inches wide; show it with :func:`show`.
+
+    Notes
+    -----
+    Radford et al. (2019), section 2.3 (GPT-2: pre-LN with a final layer normalisation);
+    Xiong et al. (2020), figure 1; chapter 9.
+
+    Examples
+    --------
+    >>> "로짓 (n, 어휘)" in labels(decoder_only())
+    True
+    """
+    box_w, box_h = 2.3, 0.36
+    height = 6.3
+    x = 1.0
+    centre = x + box_w / 2
+    with _style():
+        fig, ax = _canvas(WIDTH, height, "decoder_only")
+        _label(ax, centre, 0.2, "토큰 id (n,)", size=8.5)
+        _arrow(ax, (centre, 0.32), (centre, 0.5))
+        _box(ax, x, 0.5, box_w, box_h, "임베딩 + 위치 인코딩", color=PLAIN, fontsize=8.5)
+        top, _ = _layer_column(ax, x, 1.08, [("셀프 어텐션 (인과 마스크)", ATTENTION),
+                                             ("피드포워드 네트워크", FFN)], post=False)
+        frame_top = top - 0.22
+        _box(ax, x - 0.25, 1.0, box_w + 0.8, frame_top - 1.0, dashed=True)
+        _label(ax, x + box_w + 0.75, (1.0 + frame_top) / 2, "× L개 쌓음", ha="left",
+               size=8.5)
+        y = top
+        for label, color in (("마지막 레이어 정규화", NORM),
+                             ("Dense (어휘의 토큰마다 하나)", PLAIN)):
+            _box(ax, x + 0.2, y, box_w - 0.4, 0.3, label, color=color, fontsize=8)
+            y += 0.3
+            _arrow(ax, (centre, y), (centre, y + 0.2))
+            y += 0.2
+        _label(ax, centre, y + 0.1, "로짓 (n, 어휘)", size=8.5)
+        _arrow(ax, (centre, y + 0.22), (centre, y + 0.42))
+        _label(ax, centre, y + 0.55, "소프트맥스: 다음 토큰의 확률", size=8.5)
+        notes = ("사전 정규화: 출력 = x + 서브레이어(LN(x))", "옆으로 돌아가는 선이 잔차 연결",
+                 "인코더도 크로스 어텐션도 없다", "행 t의 로짓이 위치 t 다음 토큰을 고른다")
+        for i, note in enumerate(notes):
+            _label(ax, 4.55, height - 0.45 - 0.3 * i, note, ha="left", size=8)
+    return fig
+
+
+def ring_buffer(window: int = 4, arrivals: int = 7) -> Figure:
+    """A KV cache of ``window`` slots used as a ring buffer, one row per arriving position.
+
+    Position ``p`` is written to slot ``p mod window``; once the slots are full, each new
+    position overwrites the oldest one. Each row shows the slots after position ``p``
+    arrived: the slot just written (orange) and the positions the others hold (blue).
+
+    Parameters
+    ----------
+    window : int, default 4
+        Slots, 2 to 8.
+    arrivals : int, default 7
+        Positions that arrive (rows), 2 to 10.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        7 inches wide; show it with :func:`show`.
+
+    Raises
+    ------
+    TypeError
+        If an argument is not an integer.
+    ValueError
+        If an argument is out of range.
+
+    Notes
+    -----
+    Jiang et al. (2023), section 2, figure 2 ("rolling buffer cache"); chapter 10.
+
+    Examples
+    --------
+    >>> labels(ring_buffer(2, 3))[-2:]
+    ['위치 2', '위치 1']
+    """
+    window = integer(window, "window", low=2, high=8)
+    arrivals = integer(arrivals, "arrivals", low=2, high=10)
+    row_h, x0 = 0.34, 1.9
+    cell_w = min(1.1, (WIDTH - x0 - 0.1) / window)
+    height = 0.75 + arrivals * row_h
+    with _style():
+        fig, ax = _canvas(WIDTH, height, "ring_buffer")
+        for slot in range(window):
+            _label(ax, x0 + (slot + 0.5) * cell_w, height - 0.22, f"칸 {slot}", size=8)
+        _label(ax, 0.1, height - 0.22, f"위치 p는 칸 p mod {window}에", ha="left", size=8)
+        for p in range(arrivals):
+            y = height - 0.5 - (p + 1) * row_h
+            _label(ax, x0 - 0.12, y + row_h / 2, f"위치 {p} 도착 후", ha="right", size=8)
+            for slot in range(window):
+                held = [q for q in range(p + 1) if q % window == slot]
+                if not held:
+                    _box(ax, x0 + slot * cell_w + 0.04, y + 0.03, cell_w - 0.08, row_h - 0.06,
+                         color="white")
+                    continue
+                _box(ax, x0 + slot * cell_w + 0.04, y + 0.03, cell_w - 0.08, row_h - 0.06,
+                     f"위치 {held[-1]}", color=QUERY if held[-1] == p else KEY_VALUE,
+                     fontsize=8)
+    return fig
+
+
+def window_cone(window: int = 4, num_layers: int = 3) -> Figure:
+    """What the last position's output depends on, layer by layer, with a sliding window.
+
+    Each layer lets a position see the ``window`` positions up to itself, so the last
+    position of layer ``L`` depends on ``L (window - 1) + 1`` input positions: a cone that
+    widens by ``window - 1`` per layer going down.
+
+    Parameters
+    ----------
+    window : int, default 4
+        Keys each position sees, itself included, 2 to 5.
+    num_layers : int, default 3
+        Layers, 1 to 4.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        7 inches wide; show it with :func:`show`.
+
+    Raises
+    ------
+    TypeError
+        If an argument is not an integer.
+    ValueError
+        If an argument is out of range.
+
+    Notes
+    -----
+    Jiang et al. (2023), figure 1; Beltagy et al. (2020), section 3.1; chapter 10.
+
+    Examples
+    --------
+    >>> labels(window_cone())[-1]
+    '창 w = 4, 레이어 L = 3: 마지막 위치가 닿는 거리 L(w - 1) = 3 × 3 = 9칸'
+
+    """
+    window = integer(window, "window", low=2, high=5)
+    num_layers = integer(num_layers, "num_layers", low=1, high=4)
+    reach = num_layers * (window - 1)
+    n = reach + 3
+    x0, row_h = 1.1, 0.42
+    cell_w = min(0.5, (WIDTH - x0 - 0.1) / n)
+    height = 0.95 + (num_layers + 1) * row_h
+    with _style():
+        fig, ax = _canvas(WIDTH, height, "window_cone")
+        for row in range(num_layers + 1):              # row 0: the input tokens
+            y = 0.45 + row * row_h
+            _label(ax, x0 - 0.1, y + row_h / 2, "입력" if row == 0 else f"레이어 {row}",
+                   ha="right", size=8)
+            depth = num_layers - row                   # layers between this row and the top
+            for pos in range(n):
+                inside = n - 1 - pos <= depth * (window - 1)
+                _box(ax, x0 + pos * cell_w + 0.03, y + 0.04, cell_w - 0.06, row_h - 0.08,
+                     color=(QUERY if row == num_layers else KEY_VALUE) if inside else "white")
+        for pos in range(n):
+            _label(ax, x0 + (pos + 0.5) * cell_w, 0.3, str(pos), size=7.5, color="#555555")
+        first = n - 1 - reach
+        _label(ax, x0 + (first + 0.5) * cell_w, 0.12, "가장 먼 입력", size=7.5)
+        _label(ax, 0.1, height - 0.2,
+               f"창 w = {window}, 레이어 L = {num_layers}: 마지막 위치가 닿는 거리 "
+               f"L(w - 1) = {num_layers} × {window - 1} = {reach}칸", ha="left", size=8.5)
+    return fig
+
+
+def rope_rotation(theta: float = 0.5) -> Figure:
+    """RoPE on one 2-D pair: rotation by position × angular frequency, and why only the
+    difference of positions is left.
+
+    Left: the same pair at positions 0 to 3, rotated by ``m theta``. Middle and right: a
+    query at ``m`` and a key at ``n`` for (1, 3) and (4, 6); both pairs of arrows are
+    ``(n - m) theta = 2 theta`` apart, so their dot product (the score) is the same.
+
+    Parameters
+    ----------
+    theta : float, default 0.5
+        The pair's angular frequency in radians per position, in (0.1, 0.8].
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        7 inches wide; show it with :func:`show`.
+
+    Raises
+    ------
+    TypeError
+        If ``theta`` is not a number.
+    ValueError
+        If ``theta`` is out of range.
+
+    Notes
+    -----
+    Su et al. (2021), section 3.2, equation (13) and figure 1; chapter 11.
+
+    Examples
+    --------
+    >>> "사이 각 2θ" in labels(rope_rotation())
+    True
+    """
+    theta = real(theta, "theta", low=0.1, high=0.8, low_open=True)
+    radius, height = 0.85, 2.75
+    with _style():
+        fig, ax = _canvas(WIDTH, height, "rope_rotation")
+        panels = ((1.2, "한 쌍을 위치 m마다 mθ만큼 돌린다", None),
+                  (3.55, "쿼리 위치 1, 키 위치 3", (1, 3)),
+                  (5.85, "쿼리 위치 4, 키 위치 6", (4, 6)))
+        for cx, title, pair in panels:
+            cy = 1.2
+            ax.add_patch(Circle((cx, cy), radius, facecolor="none", edgecolor="#bbbbbb",
+                                linewidth=0.8))
+            _label(ax, cx, height - 0.2, title, size=8)
+            if pair is None:
+                for m in range(4):
+                    a = m * theta
+                    tip = (cx + radius * math.cos(a), cy + radius * math.sin(a))
+                    _arrow(ax, (cx, cy), tip, color=QUERY if m == 0 else INK)
+                    _label(ax, cx + (radius + 0.22) * math.cos(a),
+                           cy + (radius + 0.16) * math.sin(a), f"m={m}", size=7.5)
+                _label(ax, cx, cy - radius - 0.18, f"θ = {theta} rad", size=7.5)
+                continue
+            m, n = pair
+            for pos, color, name in ((m, QUERY, "q"), (n, KEY_VALUE, "k")):
+                a = pos * theta
+                _arrow(ax, (cx, cy), (cx + radius * math.cos(a), cy + radius * math.sin(a)),
+                       color=color, width=1.4)
+                _label(ax, cx + (radius + 0.2) * math.cos(a),
+                       cy + (radius + 0.14) * math.sin(a), f"{name}{pos}", size=7.5)
+            mid = (m + n) / 2 * theta
+            ax.add_patch(Arc((cx, cy), 0.7, 0.7, theta1=math.degrees(m * theta),
+                             theta2=math.degrees(n * theta), color=INK, linewidth=0.8))
+            _label(ax, cx + 0.52 * math.cos(mid), cy + 0.52 * math.sin(mid) - 0.02, "2θ",
+                   size=7.5)
+            _label(ax, cx, cy - radius - 0.18, "사이 각 2θ", size=7.5)
     return fig
 
 

@@ -34,8 +34,8 @@ from ._initializers import glorot_uniform
 from .attention import MultiHeadAttention
 
 __all__ = ["positional_encoding", "positional_shift_matrix", "rotary_position_embedding",
-           "alibi_slopes", "alibi_bias", "rms_norm", "LayerNormalization", "FeedForward",
-           "EncoderLayer", "DecoderLayer"]
+           "alibi_slopes", "alibi_bias", "LayerNormalization", "FeedForward", "EncoderLayer",
+           "DecoderLayer", "rms_norm", "swiglu"]
 
 
 # --- positional encoding -------------------------------------------------------------------------
@@ -393,55 +393,101 @@ def _keras_twin(layer, class_name: str) -> None:
     _built(layer, class_name)
 
 
-def rms_norm(x, scale, *, epsilon: float = 1e-6) -> np.ndarray:
-    """RMS normalisation over the last axis: ``x / sqrt(mean(x^2) + epsilon) * scale``.
+# --- the two position-wise sublayers -------------------------------------------------------------
 
-    Layer normalisation without the mean and without the shift: each vector is divided by
-    its root mean square, then multiplied feature by feature by the learned ``scale``.
+def rms_norm(x, scale=None, *, epsilon: float = 1e-6) -> np.ndarray:
+    """Root-mean-square normalisation: ``x / sqrt(mean(x**2) + epsilon) * scale``.
+
+    Layer normalisation without the mean and without the shift ``beta``: each token vector
+    is only divided by its root mean square, then scaled feature by feature.
 
     Parameters
     ----------
-    x : array_like, shape (..., d), real
-    scale : array_like, shape (d,), real
-        Learned; starts at 1.
+    x : array_like of float, shape (..., d_model)
+    scale : array_like of float, shape (d_model,), optional
+        The learned gain (``None``: all ones, its initial value).
     epsilon : float, default 1e-6
-        Added to the mean square; 1e-6 is the default of DeepSeek-V2/V3's released code.
+        Added to the mean square; 1e-6 is the default of ``keras.layers.RMSNormalization``
+        and of DeepSeek-V2/V3's released code (Llama 2's configuration uses 1e-5).
 
     Returns
     -------
-    numpy.ndarray, shape (..., d)
-        The common floating dtype of ``x`` and ``scale``.
+    numpy.ndarray, shape (..., d_model)
+        The dtype of ``x`` (float64 for integer input).
 
     Raises
     ------
     TypeError
         If ``x`` or ``scale`` is not real numeric, or ``epsilon`` is not a number.
     ValueError
-        If ``scale`` is not 1-D of the size of ``x``'s last axis, an array is not finite,
+        If ``x`` has no axis or is not finite, ``scale`` does not have shape (d_model,),
         or ``epsilon <= 0``.
 
     Notes
     -----
     Zhang and Sennrich (2019), "Root Mean Square Layer Normalization", equation (4). Used
-    on the compressed query and the latent of multi-head latent attention (DeepSeek-AI
-    2024, DeepSeek-V2's released code), taught in chapter 12.
+    instead of :class:`LayerNormalization` by Llama and most of today's language models,
+    and on the compressed query and the latent of multi-head latent attention (DeepSeek-V2's
+    released code). Taught in chapters 11 and 12.
 
     Examples
     --------
-    >>> rms_norm(np.array([[3.0, 4.0]]), np.ones(2), epsilon=1e-12).round(3)  # rms 3.536
-    array([[0.849, 1.131]])
+    >>> rms_norm(np.array([[3.0, -4.0]]), epsilon=1e-12).round(3)  # RMS = sqrt(12.5)
+    array([[ 0.849, -1.131]])
     """
-    x = _checks.float_array(x, "x", min_rank=1, axes="(..., d)")
-    scale = _checks.float_array(scale, "scale", ndim=1, axes="(d,)")
-    if scale.shape[0] != x.shape[-1]:
-        raise ValueError(f"scale must have shape (d,) = ({x.shape[-1]},), the size of x's last "
-                         f"axis; got shape {scale.shape}")
+    x = _checks.float_array(x, "x", min_rank=1, axes="(..., d_model)")
     epsilon = _checks.real(epsilon, "epsilon", low=0, low_open=True)
+    scale = np.ones(x.shape[-1], x.dtype) if scale is None else _weight(
+        scale, "scale", (x.shape[-1],))
     mean_square = np.mean(np.square(x), axis=-1, keepdims=True)
-    return x / np.sqrt(mean_square + epsilon) * scale
+    return (x / np.sqrt(mean_square + epsilon) * scale).astype(x.dtype)
 
 
-# --- the two position-wise sublayers -------------------------------------------------------------
+def swiglu(x, w_gate, w_up, w_down) -> np.ndarray:
+    """The SwiGLU feed-forward network: ``(silu(x W_gate) * (x W_up)) W_down``, no biases.
+
+    Parameters
+    ----------
+    x : array_like of float, shape (..., d_model)
+    w_gate, w_up : array_like of float, shape (d_model, d_ff)
+        The gate and the value projections (Llama's ``gate_proj`` and ``up_proj``).
+    w_down : array_like of float, shape (d_ff, d_model)
+        The projection back (Llama's ``down_proj``).
+
+    Returns
+    -------
+    numpy.ndarray, shape (..., d_model)
+
+    Raises
+    ------
+    TypeError
+        If an argument is not real numeric.
+    ValueError
+        If an argument is not finite or the shapes do not fit together.
+
+    Notes
+    -----
+    Shazeer (2020), "GLU Variants Improve Transformer", equation (6) without biases, with
+    ``silu(z) = z * sigmoid(z)`` (Swish with beta = 1). Three matrices instead of the two
+    of :class:`FeedForward`, so Llama takes ``d_ff`` about 2/3 of ``4 * d_model`` to keep
+    the parameter count. Taught in chapter 11.
+
+    Examples
+    --------
+    >>> one = np.ones((1, 1))
+    >>> swiglu(np.array([[2.0]]), one, one, one).round(3)  # silu(2) * 2
+    array([[3.523]])
+    """
+    x = _checks.float_array(x, "x", min_rank=1, axes="(..., d_model)")
+    w_gate = _checks.float_array(w_gate, "w_gate", ndim=2, axes="(d_model, d_ff)")
+    if w_gate.shape[0] != x.shape[-1]:
+        raise ValueError(f"w_gate must have shape (d_model={x.shape[-1]}, d_ff); "
+                         f"got shape {w_gate.shape}")
+    w_up = _weight(w_up, "w_up", w_gate.shape)
+    w_down = _weight(w_down, "w_down", w_gate.shape[::-1])
+    gate = x @ w_gate
+    return (gate / (1 + np.exp(-gate)) * (x @ w_up)) @ w_down
+
 
 class LayerNormalization:
     """Layer normalisation over the last axis, with Keras's weights and default epsilon.

@@ -108,10 +108,12 @@ DESCRIPTIONS = {
     "ch8_digit_alignment_head_mean": "헤드 평균 가중치가 숫자 음절마다 자기 숫자에서 가장 큰 비율",
     "ch8_digit_alignment_best_head": "가장 잘 맞는 헤드 하나의 같은 비율",
     "ch9_train_seconds": "디코더 전용 모델을 학습한 시간(초)",
-    "ch9_sequence_steps_per_second": "학습 처리량(시퀀스·시점/초)",
+    "ch9_sequence_steps_per_second": "학습 처리량(모델 1개, 시퀀스·시점/초)",
     "ch9_exact_match": "디코더 전용 모델이 처음 보는 수 1,000개를 완전히 맞게 읽은 비율",
     "ch9_cache_max_abs_diff": "KV 캐시를 쓴 생성과 쓰지 않은 생성의 로짓 차이의 최댓값",
     "ch9_cache_speedup": "프롬프트 1,024개 토큰에서 KV 캐시가 생성을 빠르게 한 배수",
+    "ch9_sampling_exact_match_drop": ("수 200개를 온도 0.5와 2로 샘플링해 읽혔을 때 "
+                                      "완전히 맞게 읽은 비율의 차이(%p)"),
     "ch9_digit_alignment_best_layer":
         "헤드 평균 가중치가 숫자 음절마다 자기 숫자에서 가장 큰 비율, 더 잘 맞는 레이어에서",
     "ch10_exact_match_gqa":
@@ -119,16 +121,16 @@ DESCRIPTIONS = {
     "ch10_exact_match_mqa":
         "멀티 쿼리 모델(KV 헤드 1개)이 처음 보는 수 1,000개를 완전히 맞게 읽은 비율",
     "ch10_train_seconds": "두 모델을 함께 학습한 시간(초)",
-    "ch10_sequence_steps_per_second": "학습 처리량(시퀀스·시점/초)",
+    "ch10_sequence_steps_per_second": "두 모델을 합친 학습 처리량(모델 2개의 시퀀스·시점/초)",
     "ch11_train_seconds": "위치 방식이 다른 세 모델을 함께 학습한 시간(초)",
-    "ch11_sequence_steps_per_second": "학습 처리량(시퀀스·시점/초)",
-    "ch11_trained_16_sinusoidal": ("길이 16으로 학습한 사인 위치 인코딩 모델이 "
+    "ch11_sequence_steps_per_second": "세 모델을 합친 학습 처리량(모델 3개의 시퀀스·시점/초)",
+    "ch11_trained_16_sinusoidal": ("길이 16으로 학습한 사인·코사인 위치 인코딩 모델이 "
                                    "길이 16에서 바로 앞 숫자를 맞게 읽은 비율"),
-    "ch11_longer_24_sinusoidal": ("같은 사인 위치 인코딩 모델이 처음 "
+    "ch11_longer_24_sinusoidal": ("같은 사인·코사인 위치 인코딩 모델이 처음 "
                                   "보는 길이 24에서 맞게 읽은 비율"),
-    "ch11_longer_32_sinusoidal": ("같은 사인 위치 인코딩 모델이 처음 "
+    "ch11_longer_32_sinusoidal": ("같은 사인·코사인 위치 인코딩 모델이 처음 "
                                   "보는 길이 32에서 맞게 읽은 비율"),
-    "ch11_longer_64_sinusoidal": ("같은 사인 위치 인코딩 모델이 처음 "
+    "ch11_longer_64_sinusoidal": ("같은 사인·코사인 위치 인코딩 모델이 처음 "
                                   "보는 길이 64에서 맞게 읽은 비율"),
     "ch11_trained_16_rope": ("길이 16으로 학습한 RoPE 모델이 길이 "
                              "16에서 바로 앞 숫자를 맞게 읽은 비율"),
@@ -138,7 +140,7 @@ DESCRIPTIONS = {
                               "16에서 바로 앞 숫자를 맞게 읽은 비율"),
     "ch11_longer_32_alibi": "같은 ALiBi 모델이 처음 보는 길이 32에서 맞게 읽은 비율",
     "ch11_longer_64_alibi": "같은 ALiBi 모델이 처음 보는 길이 64에서 맞게 읽은 비율",
-    "ch11_longer_alibi_drop": "ALiBi 모델의 정확도가 길이 16에서 64로 가며 떨어진 폭",
+    "ch11_longer_alibi_drop": "ALiBi 모델의 정확도가 길이 16에서 64로 가며 떨어진 폭(%p)",
     "ch11_longer_rope_previous_at_32": ("RoPE 모델의 앞 토큰 헤드가 위치 "
                                         "32의 쿼리에서 바로 앞 토큰에 준 가중치"),
     "ch11_longer_64_rope_far_weight": ("같은 헤드가 위치 63의 쿼리에서 거리 16 이상(학습 "
@@ -149,14 +151,14 @@ DESCRIPTIONS = {
                                                "스코어 − 거리 1의 스코어 가운데 최댓값"),
     "ch11_longer_rope_first_winning_distance": ("같은 헤드에서 거리 1보다 스코어가 높은 "
                                                 "가장 가까운 거리"),
-    "ch11_longer_alibi_steep_previous": ("ALiBi 모델 첫 레이어의 헤드 0(기울기 1/4)이 위치 "
+    "ch11_longer_alibi_steep_previous": ("ALiBi 모델 첫 레이어의 헤드 0(경사 1/4)이 위치 "
                                          "63에서 바로 앞 토큰에 준 가중치"),
     "ch11_alibi_most_previous": ("ALiBi 모델 첫 레이어에서 위치 15의 쿼리가 바로 앞 "
                                  "토큰에 준 가중치의 헤드별 최댓값"),
     "ch11_longer_alibi_steep_far": "같은 헤드 0이 위치 63에서 거리 16 이상의 키에 준 가중치의 합",
     "ch11_longer_alibi_steep_previous_change": ("헤드 0이 바로 앞 토큰에 준 가중치의 "
                                                 "위치 15와 63 사이의 차이"),
-    "ch11_longer_alibi_gentle_far": ("ALiBi 모델 첫 레이어의 헤드 3(기울기 1/256)이 위치 "
+    "ch11_longer_alibi_gentle_far": ("ALiBi 모델 첫 레이어의 헤드 3(경사 1/256)이 위치 "
                                      "63에서 거리 16 이상의 키에 준 가중치의 합"),
 }
 

@@ -123,3 +123,16 @@ def test_glue_displays_exactly_what_myst_nb_glue_displays(monkeypatch):
         claims._display_for_glue("name", value)
         myst_nb_glue.glue("name", value, display=False)
     assert len(ours) == 3 and ours == theirs
+
+
+def test_glue_shows_numpy_scalars_as_plain_numbers(monkeypatch):
+    # np.float64's repr is "np.float64(0.3)", which a {glue:text}`name:.2f` role cannot format
+    import IPython.display
+    import numpy as np
+
+    shown = []
+    monkeypatch.setattr(IPython.display, "display", lambda data, **k: shown.append(data))
+    claims.glue("gap", np.float64(0.3))
+    claims.glue("count", np.int64(39))
+    plain = [d["application/papermill.record/text/plain"] for d in shown]
+    assert plain == ["0.3", "39"]

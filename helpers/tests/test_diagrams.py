@@ -29,7 +29,13 @@ DIAGRAMS = {
                             "셀프 어텐션 (인과 마스크)", "크로스 어텐션", "피드포워드 네트워크",
                             "더한 뒤 레이어 정규화", "사후 정규화: 출력 = LN(x + 서브레이어(x))"}),
     "kv_cache": (diagrams.kv_cache, {"K, V", "계산", "레이어 1", "레이어 2", "위치 0"}),
-    "grouped_query": (diagrams.grouped_query, {"쿼리 헤드", "키·값 헤드", "Q0", "Q7", "KV1"}),
+    "grouped_query": (diagrams.grouped_query, {"쿼리 헤드", "KV 헤드", "Q0", "Q7", "KV1"}),
+    "decoder_only": (diagrams.decoder_only, {"셀프 어텐션 (인과 마스크)", "피드포워드 네트워크",
+                                             "마지막 레이어 정규화", "로짓 (n, 어휘)",
+                                             "× L개 쌓음", "레이어 정규화"}),
+    "ring_buffer": (diagrams.ring_buffer, {"칸 0", "칸 3", "위치 6 도착 후", "위치 6"}),
+    "window_cone": (diagrams.window_cone, {"입력", "레이어 3", "가장 먼 입력"}),
+    "rope_rotation": (diagrams.rope_rotation, {"m=3", "q1", "k3", "q4", "k6", "사이 각 2θ"}),
     "latent_attention": (diagrams.latent_attention,
                          {"잠재 벡터", "쿼리 잠재 벡터", "RoPE 키 (헤드 공유)", "헤드마다 복원",
                           "KV 캐시: 토큰마다 이 두 벡터만", "인과 마스크"}),
@@ -107,6 +113,20 @@ def test_hybrid_stack_follows_the_ratio():
     assert found.count("DeltaNet") == 6 and found.count("KV 캐시") == 2
 
 
+def test_ring_buffer_writes_position_p_to_slot_p_mod_w():
+    fig = diagrams.ring_buffer(3, 5)
+    last_row = [t for t in diagrams.labels(fig) if t.startswith("위치 ")][-3:]
+    assert last_row == ["위치 3", "위치 4", "위치 2"]  # positions 3, 4 overwrote 0, 1
+
+
+def test_window_cone_reaches_l_times_w_minus_1_back():
+    from matplotlib.patches import FancyBboxPatch  # noqa: PLC0415 - only this test
+
+    fig = diagrams.window_cone(3, 2)                 # n = 2 * 2 + 3 = 7 positions per row
+    filled = [p for p in fig.findobj(FancyBboxPatch) if p.get_facecolor()[:3] != (1, 1, 1)]
+    assert len(filled) == 5 + 3 + 1                  # input 4 back, layer 1 two back, top
+
+
 def test_kv_cache_marks_only_the_new_position_as_computed():
     labels = diagrams.labels(diagrams.kv_cache(5, 3))
     assert labels.count("계산") == 5 * 3 + 3 and labels.count("K, V") == 4 * 3
@@ -130,6 +150,9 @@ def test_kv_cache_marks_only_the_new_position_as_computed():
     (lambda: diagrams.grouped_query(8, [8, 1], ["멀티 헤드"]), ValueError, "one entry per"),
     (lambda: diagrams.latent_attention(3), TypeError, "cache_label"),
     (lambda: diagrams.to_svg("그림"), TypeError, "fig must be a matplotlib Figure"),
+    (lambda: diagrams.ring_buffer(1), ValueError, r"window must be an integer in \[2, 8\]"),
+    (lambda: diagrams.window_cone(4, 5), ValueError, "num_layers must be an integer in"),
+    (lambda: diagrams.rope_rotation(2.0), ValueError, "theta must be"),
 ])
 def test_bad_input_raises_a_clear_error(call, error, message):
     with pytest.raises(error, match=message):

@@ -358,3 +358,15 @@ def test_build_rejects_bad_arguments(kwargs, error, match):
     arguments = {"source_vocab_size": 5, "target_vocab_size": 5, **kwargs}
     with pytest.raises(error, match=match):
         build_transformer_seq2seq(**arguments)
+
+
+def test_rms_norm_matches_keras_rms_normalization():
+    from helpers.transformer import rms_norm  # noqa: PLC0415 - next to its only use
+
+    x = np.random.default_rng(3).normal(size=(2, 5, 8)).astype("float32") * 3 + 1
+    layer = keras.layers.RMSNormalization()
+    layer.build(x.shape)
+    scale = np.linspace(0.5, 1.5, 8).astype("float32")
+    layer.set_weights([scale])
+    assert np.allclose(rms_norm(x, scale, epsilon=layer.epsilon), np.asarray(layer(x)),
+                       atol=1e-5)

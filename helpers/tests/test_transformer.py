@@ -21,6 +21,7 @@ from helpers.transformer import (
     positional_shift_matrix,
     rms_norm,
     rotary_position_embedding,
+    swiglu,
 )
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -593,7 +594,7 @@ def test_rms_norm_keeps_float32():
 
 
 @pytest.mark.parametrize("x, scale, epsilon, error, match", [
-    (np.ones((2, 4)), np.ones(3), 1e-6, ValueError, r"scale must have shape \(d,\) = \(4,\)"),
+    (np.ones((2, 4)), np.ones(3), 1e-6, ValueError, r"scale must have shape \(4,\)"),
     (np.ones((2, 4)), np.ones((1, 4)), 1e-6, ValueError, "scale must have shape"),
     (np.ones((2, 4)), np.ones(4), 0.0, ValueError, "epsilon"),
     (np.array([[np.nan, 1.0]]), np.ones(2), 1e-6, ValueError, "x contains NaN"),
@@ -602,3 +603,41 @@ def test_rms_norm_keeps_float32():
 def test_rms_norm_rejects_bad_input(x, scale, epsilon, error, match):
     with pytest.raises(error, match=match):
         rms_norm(x, scale, epsilon=epsilon)
+def test_rms_norm_divides_by_the_root_mean_square():
+    x = np.random.default_rng(0).normal(size=(2, 3, 6)) * 5 + 2
+    scale = np.linspace(0.5, 2, 6)
+    out = rms_norm(x, scale, epsilon=1e-12)
+    assert np.allclose(out / scale, x / np.sqrt((x ** 2).mean(-1, keepdims=True)))
+    assert np.allclose(np.sqrt((rms_norm(x) ** 2).mean(-1)), 1, atol=1e-6)
+    # unlike layer normalisation, the mean is not removed
+    assert not np.allclose(rms_norm(x).mean(-1), 0, atol=0.1)
+    assert rms_norm(x.astype(np.float32)).dtype == np.float32
+
+
+def test_rms_norm_rejects_a_wrong_scale_epsilon_or_dtype():
+    with pytest.raises(ValueError, match="scale must have shape"):
+        rms_norm(np.ones((2, 4)), np.ones(3))
+    with pytest.raises(ValueError, match="epsilon"):
+        rms_norm(np.ones((2, 4)), epsilon=0)
+    with pytest.raises(TypeError, match="x must be an array of real numbers"):
+        rms_norm(np.array(["a"]))
+
+
+def test_swiglu_is_gated_silu():
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(2, 5, 4))
+    w_gate, w_up = rng.normal(size=(2, 4, 6))
+    w_down = rng.normal(size=(6, 4))
+    gate = x @ w_gate
+    expected = (gate * (1 / (1 + np.exp(-gate))) * (x @ w_up)) @ w_down
+    out = swiglu(x, w_gate, w_up, w_down)
+    assert out.shape == x.shape and np.allclose(out, expected)
+    # a zero gate closes the network whatever the value path says
+    assert np.allclose(swiglu(x, np.zeros((4, 6)), w_up, w_down), 0)
+
+
+def test_swiglu_rejects_bad_shapes():
+    with pytest.raises(ValueError, match="w_gate must have shape"):
+        swiglu(np.ones((1, 4)), np.ones((3, 6)), np.ones((3, 6)), np.ones((6, 4)))
+    with pytest.raises(ValueError, match="w_down must have shape"):
+        swiglu(np.ones((1, 4)), np.ones((4, 6)), np.ones((4, 6)), np.ones((4, 6)))
