@@ -28,6 +28,7 @@ from tools.execute import errors, run
 from tools.toc import ROOT, toc_notebooks
 
 X86 = platform.machine().lower() in ("x86_64", "amd64")
+BUSY_SECONDS = 1200  # the busy processes stop by themselves, even if pytest is killed
 
 
 def timing_chapters():
@@ -72,7 +73,8 @@ def test_chapters_that_train_hold_on_the_avx2_path(path):
 @pytest.fixture(scope="module")
 def two_busy_processes():
     """Two processes that keep both cores busy; yields them, to check they really ran."""
-    busy = [psutil.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
+    spin = f"import time\nend = time.time() + {BUSY_SECONDS}\nwhile time.time() < end: pass"
+    busy = [psutil.Popen([sys.executable, "-c", spin]) for _ in range(2)]
     try:
         yield busy
     finally:
