@@ -165,6 +165,7 @@ class GroupedQueryAttention:
         for name, (bias, shape) in biases.items():
             setattr(self, name, None if bias is None else _weight(bias, name, shape))
         self.position = _checks.one_of(position, "position", ("none", "rope", "alibi"))
+        self.rope_frequencies = None  # None: base 10000 (see with_rope_frequencies)
 
     @classmethod
     def random(cls, d_model: int, num_query_heads: int, num_kv_heads: int, *,
@@ -286,8 +287,9 @@ class GroupedQueryAttention:
         query = project_heads(x, self.query_kernel, self.query_bias)
         keys, values = self.keys_values(x)
         if self.position == "rope":
-            query = rotary_position_embedding(query, positions)
-            keys = rotary_position_embedding(keys, positions)
+            query = rotary_position_embedding(query, positions,
+                                              frequencies=self.rope_frequencies)
+            keys = rotary_position_embedding(keys, positions, frequencies=self.rope_frequencies)
         if cache is not None:
             keys, values = cache.update(layer, keys, values)
         bias = None
@@ -690,6 +692,33 @@ class DecoderOnlyTransformer:
                 setattr(copy, name, value)
             return copy
         return cast(self)
+
+    def with_rope_frequencies(self, frequencies) -> DecoderOnlyTransformer:
+        """A copy whose rotary layers turn pair ``i`` by ``frequencies[i]`` per position.
+
+        For trying a longer context on a trained RoPE model without training it again
+        (:func:`helpers.transformer.rope_frequencies`, chapter 11); ``None`` gives back the
+        trained frequencies (base 10000).
+
+        Raises
+        ------
+        ValueError
+            If the model does not use ``position="rope"``, or ``frequencies`` does not have
+            one entry per pair, shape (head_dim/2,).
+        """
+        if self.position != "rope":
+            raise ValueError(f"with_rope_frequencies needs a model with position='rope'; got "
+                             f"position={self.position!r}")
+        if frequencies is not None:
+            half = self.layers[0].self_attention.head_dim // 2
+            frequencies = _checks.float_array(frequencies, "frequencies", ndim=1)
+            if frequencies.shape != (half,):
+                raise ValueError(f"frequencies must have shape (head_dim/2,) = ({half},); got "
+                                 f"shape {frequencies.shape}")
+        copy = self.astype(self.embedding.dtype)
+        for layer in copy.layers:
+            layer.self_attention.rope_frequencies = frequencies
+        return copy
 
     @property
     def d_model(self) -> int:

@@ -35,7 +35,7 @@ from .attention import MultiHeadAttention
 
 __all__ = ["positional_encoding", "positional_shift_matrix", "rotary_position_embedding",
            "alibi_slopes", "alibi_bias", "LayerNormalization", "FeedForward", "EncoderLayer",
-           "DecoderLayer", "rms_norm", "swiglu"]
+           "DecoderLayer", "rms_norm", "swiglu", "rope_frequencies"]
 
 
 # --- positional encoding -------------------------------------------------------------------------
@@ -183,7 +183,7 @@ def _pair_columns(head_dim: int, pairing: str) -> tuple[np.ndarray, np.ndarray]:
 
 
 def rotary_position_embedding(x, positions=None, *, base: float = 10000.0,
-                              pairing: str = "adjacent") -> np.ndarray:
+                              pairing: str = "adjacent", frequencies=None) -> np.ndarray:
     """Rotary position embedding (RoPE): rotate each pair of features by position x angle.
 
     Pair ``i`` of the row at position ``m`` is turned by the angle ``m * theta_i``, with
@@ -211,6 +211,9 @@ def rotary_position_embedding(x, positions=None, *, base: float = 10000.0,
         paper and the column pairs of :func:`positional_encoding`. ``"halves"``: features
         ``(i, i + head_dim/2)``, as in GPT-NeoX's and Llama's code ("rotate_half"). The two
         are the same rotation up to a fixed permutation of the feature axis (tested).
+    frequencies : array_like of float, shape (head_dim/2,), optional
+        The angle per position of each pair, instead of ``base``'s: for a stretched context
+        (:func:`rope_frequencies`).
 
     Returns
     -------
@@ -245,12 +248,94 @@ def rotary_position_embedding(x, positions=None, *, base: float = 10000.0,
     positions = _positions(positions, x.shape[-2])
     base = _checks.real(base, "base", low=1, low_open=True)
     first, second = _pair_columns(head_dim, _checks.one_of(pairing, "pairing", _PAIRINGS))
-    angles = positions[:, None] * _frequencies(head_dim, base)    # (n, head_dim/2)
+    if frequencies is None:
+        frequencies = _frequencies(head_dim, base)
+    else:
+        frequencies = _weight(frequencies, "frequencies", (head_dim // 2,))
+    angles = positions[:, None] * frequencies                     # (n, head_dim/2)
     cos, sin = np.cos(angles).astype(x.dtype), np.sin(angles).astype(x.dtype)
     out = np.empty_like(x)
     out[..., first] = x[..., first] * cos - x[..., second] * sin
     out[..., second] = x[..., first] * sin + x[..., second] * cos
     return out
+
+
+def rope_frequencies(head_dim: int, *, factor: float = 1.0, method: str = "none",
+                     original_length: int | None = None, base: float = 10000.0,
+                     alpha: float = 1.0, beta: float = 32.0) -> np.ndarray:
+    """RoPE's angle per position of each pair, for a context ``factor`` times the trained one.
+
+    ``"none"``: ``theta_i = base^(-2i/head_dim)``. ``"interpolation"`` (position
+    interpolation): every ``theta_i / factor``, the same as positions divided by ``factor``.
+    ``"ntk"`` (NTK-aware): the base raised to ``base * factor^(head_dim / (head_dim - 2))``,
+    which leaves the fastest pair as it is and divides the slowest by ``factor``. ``"yarn"``
+    (YaRN's NTK-by-parts): a pair that turns more than ``beta`` times within
+    ``original_length`` positions keeps its frequency, one that turns less than ``alpha``
+    times is interpolated, and those between are blended linearly.
+
+    Parameters
+    ----------
+    head_dim : int
+        Even, at least 2.
+    factor : float, default 1.0
+        How many times longer the context is than the trained one; at least 1.
+    method : {"none", "interpolation", "ntk", "yarn"}, default "none"
+    original_length : int, optional
+        The trained context length; needed by ``"yarn"``.
+    base : float, default 10000.0
+    alpha, beta : float, default 1.0 and 32.0
+        YaRN's bounds on the number of turns within ``original_length``.
+
+    Returns
+    -------
+    numpy.ndarray of float64, shape (head_dim/2,)
+
+    Raises
+    ------
+    TypeError
+        If an argument has the wrong type.
+    ValueError
+        If ``head_dim`` is odd, ``factor < 1``, ``method`` is unknown, ``"yarn"`` has no
+        ``original_length``, or ``alpha >= beta``.
+
+    Notes
+    -----
+    Chen et al. (2023), "Extending Context Window of Large Language Models via Positional
+    Interpolation", equation (4); Peng et al. (2024), "YaRN", sections 3.1 (NTK-aware,
+    equation 16) and 3.2 (NTK-by-parts, equations 17-18; YaRN adds an attention temperature,
+    left out here). Taught in chapter 11.
+
+    Examples
+    --------
+    >>> rope_frequencies(4, base=100.0)
+    array([1. , 0.1])
+    >>> rope_frequencies(4, base=100.0, factor=4, method="interpolation")
+    array([0.25 , 0.025])
+    >>> rope_frequencies(4, base=100.0, factor=4, method="ntk")
+    array([1.   , 0.025])
+    """
+    head_dim = _checks.positive_int(head_dim, "head_dim")
+    if head_dim % 2:
+        raise ValueError(f"head_dim must be even (features turn in pairs); got {head_dim}")
+    factor = _checks.real(factor, "factor", low=1)
+    method = _checks.one_of(method, "method", ("none", "interpolation", "ntk", "yarn"))
+    base = _checks.real(base, "base", low=1, low_open=True)
+    theta = _frequencies(head_dim, base)
+    if method == "interpolation":
+        return theta / factor
+    if method == "ntk":
+        return _frequencies(head_dim, base * factor ** (head_dim / max(head_dim - 2, 1)))
+    if method == "yarn":
+        if original_length is None:
+            raise ValueError("method='yarn' needs original_length, the trained context length")
+        original_length = _checks.positive_int(original_length, "original_length")
+        alpha, beta = _checks.real(alpha, "alpha"), _checks.real(beta, "beta")
+        if alpha >= beta:
+            raise ValueError(f"alpha must be below beta; got alpha={alpha}, beta={beta}")
+        turns = original_length * theta / (2 * np.pi)
+        keep = np.clip((turns - alpha) / (beta - alpha), 0, 1)    # 1: 그대로, 0: 보간
+        return keep * theta + (1 - keep) * theta / factor
+    return theta
 
 
 def alibi_slopes(num_heads: int) -> np.ndarray:

@@ -201,3 +201,22 @@ def test_the_model_and_its_layers_must_agree_on_position():
         positioned("learned")
     with pytest.raises(ValueError, match="position must be one of 'none', 'rope', 'alibi'"):
         GroupedQueryAttention.random(8, 2, 1, rng=np.random.default_rng(0), position="x")
+
+
+def test_with_rope_frequencies_changes_only_the_rotation():
+    from helpers.transformer import rope_frequencies  # noqa: PLC0415 - only this test
+
+    m = positioned("rope", 1)
+    ids = prompt(n=8)
+    head_dim = m.layers[0].self_attention.head_dim
+    same = m.with_rope_frequencies(rope_frequencies(head_dim))
+    assert np.allclose(same(ids), m(ids)) and m.layers[0].self_attention.rope_frequencies is None
+    slower = m.with_rope_frequencies(rope_frequencies(head_dim, factor=4,
+                                                      method="interpolation"))
+    assert not np.allclose(slower(ids), m(ids))
+    assert np.allclose(slower(ids[:, :1]), m(ids[:, :1]))     # position 0 is not turned
+    assert np.allclose(m.with_rope_frequencies(None)(ids), m(ids))
+    with pytest.raises(ValueError, match="position='rope'"):
+        positioned("alibi", 1).with_rope_frequencies(None)
+    with pytest.raises(ValueError, match="frequencies must have shape"):
+        m.with_rope_frequencies(np.ones(head_dim // 2 + 1))

@@ -20,6 +20,7 @@ from helpers.transformer import (
     positional_encoding,
     positional_shift_matrix,
     rms_norm,
+    rope_frequencies,
     rotary_position_embedding,
     swiglu,
 )
@@ -641,3 +642,38 @@ def test_swiglu_rejects_bad_shapes():
         swiglu(np.ones((1, 4)), np.ones((3, 6)), np.ones((3, 6)), np.ones((6, 4)))
     with pytest.raises(ValueError, match="w_down must have shape"):
         swiglu(np.ones((1, 4)), np.ones((4, 6)), np.ones((4, 6)), np.ones((4, 6)))
+
+
+def test_rope_frequencies_by_method():
+    theta = rope_frequencies(8)
+    assert np.allclose(theta, 10000.0 ** (-np.arange(0, 8, 2) / 8))
+    assert np.allclose(rope_frequencies(8, factor=4, method="interpolation"), theta / 4)
+    ntk = rope_frequencies(8, factor=4, method="ntk")
+    assert ntk[0] == theta[0] and np.isclose(ntk[-1], theta[-1] / 4)
+    assert np.all(ntk <= theta) and np.all(ntk >= theta / 4)
+    yarn = rope_frequencies(8, factor=4, method="yarn", original_length=16)
+    turns = 16 * theta / (2 * np.pi)                 # 2.5, 0.25, 0.025, 0.0025 turns
+    assert np.allclose(yarn[turns < 1], theta[turns < 1] / 4)   # slow pairs interpolated
+    assert theta[0] / 4 < yarn[0] < theta[0]                      # blended
+    long = rope_frequencies(8, factor=4, method="yarn", original_length=10_000)
+    assert np.allclose(long[:2], theta[:2])          # fast pairs (many turns) keep theirs
+
+
+def test_rope_frequencies_override_the_base():
+    x = np.random.default_rng(0).normal(size=(5, 8))
+    same = rotary_position_embedding(x, frequencies=rope_frequencies(8))
+    assert np.allclose(same, rotary_position_embedding(x))
+    halved = rotary_position_embedding(x, positions=[0, 2, 4, 6, 8],
+                                       frequencies=rope_frequencies(8) / 2)
+    assert np.allclose(halved, rotary_position_embedding(x))   # positions / 2 = theta / 2
+
+
+def test_rope_frequencies_reject_bad_input():
+    with pytest.raises(ValueError, match="needs original_length"):
+        rope_frequencies(8, factor=2, method="yarn")
+    with pytest.raises(ValueError, match="factor"):
+        rope_frequencies(8, factor=0.5, method="ntk")
+    with pytest.raises(ValueError, match="method"):
+        rope_frequencies(8, method="linear")
+    with pytest.raises(ValueError, match="frequencies must have shape"):
+        rotary_position_embedding(np.ones((3, 8)), frequencies=[1.0, 0.1])
