@@ -86,7 +86,8 @@ def best_times(calls: Mapping, *, repeats: int = 3, min_total: float = 0.1,
     (['matmul', 'sum'], True)
     """
     functions, threads = _callables(calls), _threads(threads)
-    repeats, min_total = positive_int(repeats, "repeats"), real(min_total, "min_total", low=0.0)
+    repeats = positive_int(repeats, "repeats")
+    min_total = real(min_total, "min_total", low=0.0)
     names = list(functions)
     best, total, rounds = dict.fromkeys(names, float("inf")), 0.0, 0
     with threadpool_limits(limits=threads, user_api="blas"):
