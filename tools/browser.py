@@ -103,9 +103,10 @@ class QuietHandler(http.server.SimpleHTTPRequestHandler):
 
 
 @contextmanager
-def serve(folder: Path) -> Iterator[str]:
-    """Serve ``folder`` on 127.0.0.1 (a free port) while in the block; yield its base URL."""
-    handler = functools.partial(QuietHandler, directory=str(folder))
+def serve(folder: Path, handler_class: type = QuietHandler) -> Iterator[str]:
+    """Serve ``folder`` on 127.0.0.1 (a free port) while in the block; yield its base URL.
+    ``handler_class``: a ``QuietHandler`` (tools/lighthouse.py's compresses what it sends)."""
+    handler = functools.partial(handler_class, directory=str(folder))
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     try:

@@ -19,22 +19,18 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import functools
 import gzip
-import http.server
 import json
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
-import threading
-from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from tools.browser import QuietHandler, chromium_path  # noqa: E402
+from tools.browser import QuietHandler, chromium_path, serve  # noqa: E402
 from tools.markers import replace_block  # noqa: E402
 from tools.toc import toc_files  # noqa: E402
 
@@ -83,18 +79,6 @@ class _Body:
         pass
 
 
-@contextmanager
-def serve_gzip(folder: Path):
-    handler = functools.partial(GzipHandler, directory=str(folder))
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
-
-
 def audit(url: str) -> dict:
     """One Lighthouse run of ``url`` (mobile preset); its scores and key numbers."""
     node, chrome = shutil.which("node"), chromium_path()
@@ -137,7 +121,7 @@ def _failed(data: dict, category: str) -> list[str]:
 def measure(pages: list[str], runs: int = RUNS) -> dict[str, dict]:
     """{page: the median run by performance score} of every page."""
     results = {}
-    with serve_gzip(SITE) as base:
+    with serve(SITE, GzipHandler) as base:
         for page in pages:
             samples = sorted((audit(f"{base}/{page}.html") for _ in range(runs)),
                              key=lambda r: r["performance"])
