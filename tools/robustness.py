@@ -111,7 +111,7 @@ DESCRIPTIONS = {
     "ch9_sequence_steps_per_second": "학습 처리량(모델 1개, 시퀀스·시점/초)",
     "ch9_exact_match": "디코더 전용 모델이 처음 보는 수 1,000개를 완전히 맞게 읽은 비율",
     "ch9_cache_max_abs_diff": "KV 캐시를 쓴 생성과 쓰지 않은 생성의 로짓 차이의 최댓값",
-    "ch9_cache_speedup": "프롬프트 1,024개 토큰에서 KV 캐시가 생성을 빠르게 한 배수",
+    "ch9_cache_speedup": "프롬프트 512개 토큰에서 KV 캐시가 생성을 빠르게 한 배수",
     "ch9_sampling_exact_match_drop": ("수 200개를 온도 0.5와 2로 샘플링해 읽혔을 때 "
                                       "완전히 맞게 읽은 비율의 차이(%p)"),
     "ch9_digit_alignment_best_layer":

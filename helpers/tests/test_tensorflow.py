@@ -16,13 +16,22 @@ def _run(code: str, **env) -> str:
 
 def test_import_helpers_sets_the_settings_without_importing_tensorflow():
     code = ("import os, sys, helpers; print('tensorflow' in sys.modules, "
-            "os.environ['TF_CPP_MIN_LOG_LEVEL'], os.environ['TF_ENABLE_ONEDNN_OPTS'])")
-    assert _run(code) == "False 3 0"
+            "os.environ['TF_CPP_MIN_LOG_LEVEL'], os.environ['TF_ENABLE_ONEDNN_OPTS'], "
+            "os.environ['TF_NUM_INTRAOP_THREADS'])")
+    assert _run(code) == "False 3 0 1"
 
 
 def test_a_value_the_user_set_wins():
     code = "import os, helpers; print(os.environ['TF_ENABLE_ONEDNN_OPTS'])"
     assert _run(code, TF_ENABLE_ONEDNN_OPTS="1") == "1"
+
+
+def test_tensorflow_starts_one_thread_per_operation_unless_the_user_says_otherwise():
+    # Eigen's intra-op pool is started with TensorFlow's CPU device: one thread each
+    code = ("import os; from helpers._tensorflow import tf; tf.constant(1.0) + 1; "
+            "print(len(os.listdir('/proc/self/task')))")
+    ours, four = int(_run(code)), int(_run(code, TF_NUM_INTRAOP_THREADS="4"))
+    assert four - ours == 3, (ours, four)
 
 
 def test_keras_from_helpers_is_keras_with_tensorflow_quiet():
