@@ -303,7 +303,7 @@ def markdown(table: dict, seeds=SEEDS, cpu: str = "native") -> str:
 
 def _shown(value: float) -> str:
     """A table cell: four significant digits, large numbers whole with thousands separators."""
-    return f"{value:,.0f}" if abs(value) >= 1e4 else f"{value:.4g}"
+    return f"{value:,.0f}" if abs(value) >= 1e3 else f"{value:.4g}"
 
 
 def versions() -> str:
