@@ -19,13 +19,14 @@ from ._checks import (
     int_array,
     integer,
     positive_int,
+    real,
     same_size,
 )
 from ._initializers import glorot_uniform
 
 __all__ = ["softmax", "scaled_dot_product_attention", "causal_mask", "padding_mask",
-           "sliding_window_mask", "grouped_query_attention", "additive_attention",
-           "chunked_attention", "MultiHeadAttention"]
+           "sliding_window_mask", "grouped_query_attention", "split_heads", "merge_heads",
+           "additive_attention", "chunked_attention", "MultiHeadAttention"]
 
 
 def softmax(x, axis: int = -1) -> np.ndarray:
@@ -96,7 +97,7 @@ def _check_mask(mask, scores_shape: tuple) -> np.ndarray:
     return mask
 
 
-def scaled_dot_product_attention(query, key, value, mask=None):
+def scaled_dot_product_attention(query, key, value, mask=None, *, bias=None, scale=None):
     """Scaled dot-product attention: softmax(Q K^T / sqrt(d_k)) V.
 
     Parameters
@@ -111,6 +112,12 @@ def scaled_dot_product_attention(query, key, value, mask=None):
         ``True`` where a query may attend to a key, ``False`` where it may not (the Keras
         convention). Build one with :func:`causal_mask` or :func:`padding_mask`, and combine
         masks with ``&``. ``None`` (default) lets every query attend to every key.
+    bias : array_like, broadcastable to (..., n_q, n_k), real, optional
+        Added to the scaled scores before the mask (ALiBi's distance penalty, chapter 11).
+    scale : float, optional
+        The factor of the scores; ``None`` (default): ``1 / sqrt(d_k)``. Multi-head latent
+        attention, whose absorbed form compares vectors longer than its heads, passes its
+        own (chapter 12).
 
     The leading axes ``...`` (batch, heads) broadcast against each other.
 
@@ -131,8 +138,9 @@ def scaled_dot_product_attention(query, key, value, mask=None):
     ValueError
         If an input has rank below 2; if ``query`` and ``key`` differ in ``d_k``; if ``key``
         and ``value`` differ in ``n_k``; if the leading axes do not broadcast; if ``mask`` is
-        not boolean or does not broadcast to ``(..., n_q, n_k)``; if any input contains NaN
-        or infinity. The message names the shapes involved.
+        not boolean or does not broadcast to ``(..., n_q, n_k)``; if ``bias`` does not
+        broadcast there; if ``scale`` is not positive; if any input contains NaN or
+        infinity. The message names the shapes involved.
 
     Notes
     -----
@@ -150,8 +158,16 @@ def scaled_dot_product_attention(query, key, value, mask=None):
            [0.5 , 0.5 ]])
     """
     query, key, value, dtype = _validated_qkv(query, key, value)
-    d_k = query.shape[-1]
-    scores = np.matmul(query, np.swapaxes(key, -1, -2)).astype(dtype) / dtype.type(np.sqrt(d_k))
+    scores = np.matmul(query, np.swapaxes(key, -1, -2)).astype(dtype)
+    if scale is None:
+        scores = scores / dtype.type(np.sqrt(query.shape[-1]))
+    else:
+        scores = scores * dtype.type(real(scale, "scale", low=0, low_open=True))
+    if bias is not None:
+        bias = float_array(bias, "bias", axes="(..., n_q, n_k)")
+        broadcast({"bias": bias.shape}, target=scores.shape,
+                  what="scores' shape (..., n_q, n_k) =")
+        scores = scores + bias.astype(dtype)
     if mask is not None:
         mask = _check_mask(mask, scores.shape)
         scores = np.where(mask, scores, -np.inf)
@@ -292,7 +308,7 @@ _GQA_AXES = {"query": "(..., num_query_heads, n_q, head_dim)",
              "value": "(..., num_kv_heads, n_k, value_dim)"}
 
 
-def grouped_query_attention(query, key, value, mask=None):
+def grouped_query_attention(query, key, value, mask=None, *, bias=None, scale=None):
     """Scaled dot-product attention in which groups of query heads share a key/value head.
 
     With ``group = num_query_heads // num_kv_heads``, query head ``h`` reads key and value
@@ -310,6 +326,9 @@ def grouped_query_attention(query, key, value, mask=None):
     mask : array_like of bool, broadcastable to (..., num_query_heads, n_q, n_k), optional
         ``True`` where a query may attend to a key (the Keras convention), e.g.
         :func:`causal_mask` or :func:`sliding_window_mask`. ``None``: no mask.
+    bias, scale : optional
+        As in :func:`scaled_dot_product_attention`; ``bias`` broadcasts to
+        (..., num_query_heads, n_q, n_k).
 
     Returns
     -------
@@ -357,7 +376,86 @@ def grouped_query_attention(query, key, value, mask=None):
     same_size({"query": query.shape[-1], "key": key.shape[-1]}, "head_dim (last axis)")
     group = num_query_heads // num_kv_heads
     key, value = np.repeat(key, group, axis=-3), np.repeat(value, group, axis=-3)
-    return scaled_dot_product_attention(query, key, value, mask)
+    return scaled_dot_product_attention(query, key, value, mask, bias=bias, scale=scale)
+
+
+def split_heads(x, num_heads: int) -> np.ndarray:
+    """Split the features of every position into heads: (..., n, heads*size) -> (..., heads,
+    n, size).
+
+    The features of head ``h`` are the columns ``h*size .. (h+1)*size - 1``: a reshape of the
+    last axis, then the head axis is moved in front of the positions, so that
+    :func:`scaled_dot_product_attention` runs on every head at once.
+
+    Parameters
+    ----------
+    x : array_like, shape (..., n, num_heads * size), real
+    num_heads : int
+        At least 1; must divide the last axis.
+
+    Returns
+    -------
+    numpy.ndarray, shape (..., num_heads, n, size)
+        The dtype of ``x`` (float64 for integers).
+
+    Raises
+    ------
+    TypeError
+        If ``x`` is not a real array or ``num_heads`` not an integer.
+    ValueError
+        If ``x`` has fewer than 2 axes or is not finite, or ``num_heads`` is below 1 or does
+        not divide the last axis.
+
+    Notes
+    -----
+    Vaswani et al. (2017), section 3.2.2. Taught in chapter 3 (reshape and transpose);
+    every attention layer of :mod:`helpers.attention_layers` uses it.
+
+    Examples
+    --------
+    >>> split_heads(np.arange(8.0).reshape(2, 4), 2)[1]    # head 1: the last two columns
+    array([[2., 3.],
+           [6., 7.]])
+    """
+    x = float_array(x, "x", min_rank=2, axes="(..., n, num_heads*size)")
+    num_heads = positive_int(num_heads, "num_heads")
+    if x.shape[-1] % num_heads:
+        raise ValueError(f"num_heads={num_heads} must divide x's last axis; got shape {x.shape}")
+    return np.swapaxes(x.reshape(*x.shape[:-1], num_heads, -1), -2, -3)
+
+
+def merge_heads(x) -> np.ndarray:
+    """Put the heads side by side again: (..., heads, n, size) -> (..., n, heads*size).
+
+    The inverse of :func:`split_heads`: ``merge_heads(split_heads(x, h))`` is ``x``.
+
+    Parameters
+    ----------
+    x : array_like, shape (..., num_heads, n, size), real
+
+    Returns
+    -------
+    numpy.ndarray, shape (..., n, num_heads * size)
+
+    Raises
+    ------
+    TypeError
+        If ``x`` is not a real array.
+    ValueError
+        If ``x`` has fewer than 3 axes or is not finite.
+
+    Notes
+    -----
+    The Concat of Vaswani et al. (2017), section 3.2.2. Taught in chapter 3.
+
+    Examples
+    --------
+    >>> x = np.arange(12.0).reshape(3, 4)
+    >>> bool(np.array_equal(merge_heads(split_heads(x, 2)), x))
+    True
+    """
+    x = np.swapaxes(float_array(x, "x", min_rank=3, axes="(..., num_heads, n, size)"), -2, -3)
+    return x.reshape(*x.shape[:-2], -1)
 
 
 def additive_attention(query, key, value, w_query, w_key, w_score, mask=None):
@@ -535,11 +633,10 @@ def project_heads(x, kernel, bias=None) -> np.ndarray:
     assumed checked by the caller.
     """
     d, heads, size = kernel.shape
-    flat = x @ kernel.reshape(d, heads * size)             # (..., n, heads*size)
-    split = flat.reshape(*flat.shape[:-1], heads, size)     # (..., n, heads, size)
+    flat = x @ kernel.reshape(d, heads * size)               # (..., n, heads*size)
     if bias is not None:
-        split = split + bias
-    return np.swapaxes(split, -2, -3)                        # (..., heads, n, size)
+        flat = flat + bias.reshape(heads * size)
+    return split_heads(flat, heads)                          # (..., heads, n, size)
 
 
 def combine_heads(heads_out, output_kernel, output_bias=None) -> np.ndarray:
@@ -548,10 +645,8 @@ def combine_heads(heads_out, output_kernel, output_bias=None) -> np.ndarray:
     ``output_kernel`` has shape (heads, size, d_model) and ``output_bias`` (d_model,) or
     ``None``. Inputs are assumed checked by the caller.
     """
-    merged = np.swapaxes(heads_out, -2, -3)                  # (..., n, heads, size)
-    merged = merged.reshape(*merged.shape[:-2], -1)          # (..., n, heads*size)
     heads, size, d_model = output_kernel.shape
-    out = merged @ output_kernel.reshape(heads * size, d_model)
+    out = merge_heads(heads_out) @ output_kernel.reshape(heads * size, d_model)
     return out if output_bias is None else out + output_bias
 
 
@@ -754,7 +849,7 @@ class MultiHeadAttention:
         v = self._project(value, self.value_kernel, self.value_bias)
         if mask is not None:  # insert the head axis in front of (n_q, n_k)
             mask = mask.reshape((1,) * max(0, 2 - mask.ndim) + mask.shape)[..., None, :, :]
-        return scaled_dot_product_attention(q, k, v, mask)
+        return grouped_query_attention(q, k, v, mask)   # as many key/value heads as queries
 
     def _heads_looped(self, query, key, value, mask):
         outputs, weights = [], []

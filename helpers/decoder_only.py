@@ -37,7 +37,6 @@ from .attention import (
     grouped_query_attention,
     keras_attention_weights,
     project_heads,
-    softmax,
 )
 from .transformer import (
     FeedForward,
@@ -295,23 +294,8 @@ class GroupedQueryAttention:
         bias = None
         if self.position == "alibi":
             bias = _alibi(alibi_slopes(self.num_query_heads), positions, key_positions)
-        heads_out, weights = _biased_attention(query, keys, values, mask, bias)
+        heads_out, weights = grouped_query_attention(query, keys, values, mask, bias=bias)
         return combine_heads(heads_out, self.output_kernel, self.output_bias), weights
-
-
-def _biased_attention(query, keys, values, mask, bias):
-    """:func:`grouped_query_attention` with ``bias`` (num_query_heads, n, n_k) added to the
-    scaled scores before the mask; ``bias=None``: that function itself."""
-    if bias is None:
-        return grouped_query_attention(query, keys, values, mask)
-    group = query.shape[-3] // keys.shape[-3]
-    keys, values = np.repeat(keys, group, axis=-3), np.repeat(values, group, axis=-3)
-    scale = query.dtype.type(np.sqrt(query.shape[-1]))
-    scores = query @ np.swapaxes(keys, -1, -2) / scale + bias.astype(query.dtype)
-    if mask is not None:
-        scores = np.where(mask, scores, -np.inf)
-    weights = softmax(scores, axis=-1).astype(query.dtype)
-    return weights @ values, weights
 
 
 class KVCache:

@@ -35,7 +35,7 @@ import numpy as np
 
 from . import _checks
 from ._initializers import glorot_uniform
-from .attention import softmax
+from .attention import grouped_query_attention, merge_heads, split_heads
 from .decoder_only import GroupedQueryAttention, visible_keys
 from .transformer import rms_norm, rotary_position_embedding
 
@@ -52,17 +52,6 @@ _WEIGHTS = {"w_dq": ("d_model", "query_latent_dim"),
             "w_uv": ("latent_dim", "num_heads*value_dim"),
             "w_kr": ("d_model", "rope_dim"),
             "w_o": ("num_heads*value_dim", "d_model")}
-
-
-def _split(x, num_heads: int) -> np.ndarray:
-    """(batch, n, num_heads*size) -> (batch, num_heads, n, size)."""
-    return np.swapaxes(x.reshape(*x.shape[:-1], num_heads, -1), -2, -3)
-
-
-def _merge(x) -> np.ndarray:
-    """(batch, num_heads, n, size) -> (batch, n, num_heads*size)."""
-    x = np.swapaxes(x, -2, -3)
-    return x.reshape(*x.shape[:-2], -1)
 
 
 class MultiHeadLatentAttention:
@@ -300,10 +289,11 @@ class MultiHeadLatentAttention:
         """``q^C`` (batch, num_heads, n, head_dim) and ``q^R`` (batch, num_heads, n,
         rope_dim) of the rows of ``x`` at ``positions``: equations (12)-(14)."""
         c_q = self._norm(x @ self.w_dq, self.q_norm)
-        q_c = _split(c_q @ self.w_uq, self.num_heads)
+        q_c = split_heads(c_q @ self.w_uq, self.num_heads)
         if not self.rope_dim:
             return q_c, np.zeros((*q_c.shape[:-1], 0), q_c.dtype)
-        return q_c, rotary_position_embedding(_split(c_q @ self.w_qr, self.num_heads), positions)
+        q_r = split_heads(c_q @ self.w_qr, self.num_heads)
+        return q_c, rotary_position_embedding(q_r, positions)
 
     def __call__(self, x, positions=None, *, cache: LatentCache | None = None, layer: int = 0,
                  absorbed: bool = False):
@@ -354,33 +344,30 @@ class MultiHeadLatentAttention:
         q_c, q_r = self.queries(x, positions)
         attend = self._absorbed if _checks.boolean(absorbed, "absorbed") else self._naive
         heads, weights = attend(q_c, q_r, latent, rope_key, mask)
-        return _merge(heads) @ self.w_o, weights
-
-    def _weights(self, scores, mask):
-        scale = np.sqrt(self.head_dim + self.rope_dim)
-        return softmax(np.where(mask, scores / scale, -np.inf), axis=-1).astype(scores.dtype)
+        return merge_heads(heads) @ self.w_o, weights
 
     def _naive(self, q_c, q_r, latent, rope_key, mask):
-        """Equations (10), (11), (16)-(18) as they read: per-head keys and values first."""
-        k_c = _split(latent @ self.w_uk, self.num_heads)             # (batch, heads, n_k, d_h)
-        v_c = _split(latent @ self.w_uv, self.num_heads)             # (batch, heads, n_k, d_v)
+        """Equations (10), (11), (16)-(18) as they read: per-head keys and values first,
+        then attention with as many key/value heads as query heads (multi-head)."""
+        k_c = split_heads(latent @ self.w_uk, self.num_heads)   # (batch, heads, n_k, d_h)
+        v_c = split_heads(latent @ self.w_uv, self.num_heads)   # (batch, heads, n_k, d_v)
         k_r = np.broadcast_to(rope_key[:, None], (*k_c.shape[:-1], self.rope_dim))
-        q = np.concatenate([q_c, q_r], axis=-1)                      # (16)
-        k = np.concatenate([k_c, k_r], axis=-1)                      # (17)
-        weights = self._weights(q @ np.swapaxes(k, -1, -2), mask)
-        return weights @ v_c, weights
+        q = np.concatenate([q_c, q_r], axis=-1)                 # (16)
+        k = np.concatenate([k_c, k_r], axis=-1)                 # (17)
+        return grouped_query_attention(q, k, v_c, mask)         # (18), / sqrt(d_h + d_h^R)
 
     def _absorbed(self, q_c, q_r, latent, rope_key, mask):
         """The same numbers without per-head keys and values: ``q^C . (W^UK c) = (q^C W^UK^T)
-        . c`` and ``sum_j a_j (W^UV c_j) = W^UV (sum_j a_j c_j)``."""
+        . c`` and ``sum_j a_j (W^UV c_j) = W^UV (sum_j a_j c_j)``. What is left is
+        multi-query attention: one key ``[c; k^R]`` and one value ``c`` for all heads."""
         w_uk = self.w_uk.reshape(self.latent_dim, self.num_heads, self.head_dim)
         w_uv = self.w_uv.reshape(self.latent_dim, self.num_heads, self.value_dim)
-        q_latent = np.einsum("bhnd,chd->bhnc", q_c, w_uk)            # W^UK into the query
-        latent, rope_key = latent[:, None], rope_key[:, None]         # one for all heads
-        scores = (q_latent @ np.swapaxes(latent, -1, -2)
-                  + q_r @ np.swapaxes(rope_key, -1, -2))
-        weights = self._weights(scores, mask)
-        heads_latent = weights @ latent                               # (batch, heads, n, d_c)
+        q_latent = np.einsum("bhnd,chd->bhnc", q_c, w_uk)   # W^UK into the query
+        query = np.concatenate([q_latent, q_r], axis=-1)    # (batch, heads, n, d_c + d_h^R)
+        key = np.concatenate([latent, rope_key], axis=-1)   # (batch, n_k, d_c + d_h^R)
+        heads_latent, weights = grouped_query_attention(    # one key/value head
+            query, key[:, None], latent[:, None], mask,
+            scale=1 / np.sqrt(self.head_dim + self.rope_dim))   # the scale of (18)
         return np.einsum("bhnc,chd->bhnd", heads_latent, w_uv), weights   # W^UV after
 
 
@@ -543,7 +530,7 @@ def coupled_rope_scores(layer: MultiHeadLatentAttention, x, *, rope: bool,
         w_uk = layer.w_uk.reshape(layer.latent_dim, layer.num_heads, layer.head_dim)
         q_latent = np.einsum("bhnd,chd->bhnc", q_c, w_uk)
         return q_latent @ np.swapaxes(latent[:, None], -1, -2)
-    k_c = turn(_split(latent @ layer.w_uk, layer.num_heads), positions)
+    k_c = turn(split_heads(latent @ layer.w_uk, layer.num_heads), positions)
     return q_c @ np.swapaxes(k_c, -1, -2)
 
 
