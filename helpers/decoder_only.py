@@ -38,17 +38,9 @@ from .attention import (
     keras_attention_weights,
     project_heads,
 )
-from .transformer import (
-    FeedForward,
-    LayerNormalization,
-    _alibi,
-    _built,
-    _TransformerLayer,
-    _weight,
-    alibi_slopes,
-    positional_encoding,
-    rotary_position_embedding,
-)
+from .normalization import LayerNormalization
+from .positions import _alibi, alibi_slopes, positional_encoding, rotary_position_embedding
+from .transformer import FeedForward, _TransformerLayer
 
 __all__ = ["GroupedQueryAttention", "KVCache", "DecoderOnlyLayer", "DecoderOnlyTransformer",
            "visible_keys", "greedy_generate"]
@@ -154,15 +146,15 @@ class GroupedQueryAttention:
                              f"num_query_heads={num_query_heads} (query_kernel's axis 1)")
         kv_shape, kv_bias = (d_model, num_kv_heads, head_dim), (num_kv_heads, head_dim)
         self.query_kernel = query_kernel
-        self.key_kernel = _weight(key_kernel, "key_kernel", kv_shape)
-        self.value_kernel = _weight(value_kernel, "value_kernel", kv_shape)
-        self.output_kernel = _weight(output_kernel, "output_kernel",
+        self.key_kernel = _checks.weight(key_kernel, "key_kernel", kv_shape)
+        self.value_kernel = _checks.weight(value_kernel, "value_kernel", kv_shape)
+        self.output_kernel = _checks.weight(output_kernel, "output_kernel",
                                      (num_query_heads, head_dim, d_model))
         biases = {"query_bias": (query_bias, (num_query_heads, head_dim)),
                   "key_bias": (key_bias, kv_bias), "value_bias": (value_bias, kv_bias),
                   "output_bias": (output_bias, (d_model,))}
         for name, (bias, shape) in biases.items():
-            setattr(self, name, None if bias is None else _weight(bias, name, shape))
+            setattr(self, name, None if bias is None else _checks.weight(bias, name, shape))
         self.position = _checks.one_of(position, "position", ("none", "rope", "alibi"))
         self.rope_frequencies = None  # None: base 10000 (see with_rope_frequencies)
 
@@ -491,7 +483,7 @@ class DecoderOnlyLayer(_TransformerLayer):
     @classmethod
     def from_keras(cls, layer) -> DecoderOnlyLayer:
         """Copy a built ``helpers.keras_decoder_only.DecoderOnlyLayer``."""
-        _built(layer, "DecoderOnlyLayer")
+        _checks.built(layer, "DecoderOnlyLayer")
         return cls(GroupedQueryAttention.from_keras(layer.self_attention),
                    FeedForward.from_keras(layer.ffn_1, layer.ffn_2),
                    LayerNormalization.from_keras(layer.self_attention_norm),
@@ -581,8 +573,8 @@ class DecoderOnlyTransformer:
             raise ValueError(f"every part must have d_model={d_model} (embedding's axis 1); "
                              f"got {sorted(widths)}")
         self.final_norm = final_norm
-        self.output_kernel = _weight(output_kernel, "output_kernel", (d_model, vocab))
-        self.output_bias = _weight(output_bias, "output_bias", (vocab,))
+        self.output_kernel = _checks.weight(output_kernel, "output_kernel", (d_model, vocab))
+        self.output_bias = _checks.weight(output_bias, "output_bias", (vocab,))
         self.position = _checks.one_of(position, "position", POSITIONS)
         self._check_attention_positions()
         if max_length is None and self.position == "sinusoidal":

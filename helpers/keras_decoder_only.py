@@ -29,8 +29,8 @@ from . import _checks
 from ._tensorflow import keras
 from .decoder_only import _IN_ATTENTION, POSITIONS
 from .keras_transformer import _embedding, _TransformerLayer
+from .positions import _PAIRINGS, _frequencies, _pair_columns, alibi_slopes
 from .training import fit
-from .transformer import _PAIRINGS, _frequencies, _pair_columns, alibi_slopes
 
 __all__ = ["RotaryPositionEmbedding", "AlibiBias", "PositionalSelfAttention",
            "DecoderOnlyLayer", "build_decoder_only", "build_decoder_only_with_position",

@@ -37,7 +37,8 @@ from . import _checks
 from ._initializers import glorot_uniform
 from .attention import grouped_query_attention, merge_heads, split_heads
 from .decoder_only import GroupedQueryAttention, visible_keys
-from .transformer import rms_norm, rotary_position_embedding
+from .normalization import rms_norm
+from .positions import rotary_position_embedding
 
 __all__ = ["MultiHeadLatentAttention", "LatentCache", "coupled_rope_scores", "AttentionConfig",
            "PUBLISHED", "cache_elements_per_token", "gqa_groups_of_same_cache",
