@@ -6,8 +6,8 @@ The positions (the sinusoidal encoding, and RoPE and ALiBi of chapter 11) live i
 this module re-exports them, so ``from helpers.transformer import positional_encoding``
 works as before.
 
-This module imports only NumPy (never TensorFlow or Keras), like :mod:`helpers.attention`,
-whose :class:`~helpers.attention.MultiHeadAttention` it builds on. Taught in chapter 8; the
+This module imports only NumPy (never TensorFlow or Keras), like :mod:`helpers.attention`;
+it builds on :class:`~helpers.attention_layers.MultiHeadAttention`. Taught in chapter 8; the
 Keras twins of the layers are in :mod:`helpers.keras_transformer`, and every class here has
 a ``from_keras`` that copies their weights, so the two give the same numbers.
 
@@ -33,7 +33,7 @@ import numpy as np
 
 from . import _checks
 from ._initializers import glorot_uniform
-from .attention import MultiHeadAttention
+from .attention_layers import MultiHeadAttention
 from .normalization import LayerNormalization, rms_norm
 from .positions import (
     alibi_bias,
@@ -283,7 +283,7 @@ class EncoderLayer(_TransformerLayer):
 
     Parameters
     ----------
-    self_attention : helpers.attention.MultiHeadAttention
+    self_attention : helpers.attention_layers.MultiHeadAttention
         Reads and writes vectors of width d_model.
     feed_forward : FeedForward
     self_attention_norm, feed_forward_norm : LayerNormalization
@@ -415,7 +415,7 @@ class DecoderLayer(_TransformerLayer):
 
     Parameters
     ----------
-    self_attention, cross_attention : helpers.attention.MultiHeadAttention
+    self_attention, cross_attention : helpers.attention_layers.MultiHeadAttention
         Both read and write vectors of width d_model.
     feed_forward : FeedForward
     self_attention_norm, cross_attention_norm, feed_forward_norm : LayerNormalization
