@@ -49,9 +49,36 @@ __all__ = ["MultiHeadAttention", "GroupedQueryAttention", "KVCache", "MultiHeadL
 def project_heads(x, kernel, bias=None) -> np.ndarray:
     """Project token vectors to per-head vectors: (..., n, d) -> (..., heads, n, size).
 
-    ``kernel`` has shape (d, heads, size) (Keras's layout) and ``bias`` (heads, size) or
-    ``None``. The heads are split off with reshape and transpose (chapter 3). Inputs are
-    assumed checked by the caller.
+    One matrix product for all heads, then :func:`helpers.attention.split_heads`.
+
+    Parameters
+    ----------
+    x : numpy.ndarray, shape (..., n, d), floating
+    kernel : numpy.ndarray, shape (d, heads, size)
+        Keras's layout: ``kernel[:, h, :]`` is head ``h``'s projection.
+    bias : numpy.ndarray, shape (heads, size), optional
+
+    Returns
+    -------
+    numpy.ndarray, shape (..., heads, n, size)
+
+    Raises
+    ------
+    ValueError
+        If ``x`` is not finite. The shapes are assumed checked by the calling layer.
+
+    Notes
+    -----
+    The projections Q W_i^Q, K W_i^K, V W_i^V of Vaswani et al. (2017), section 3.2.2.
+    Taught in chapter 3.
+
+    Examples
+    --------
+    >>> kernel = np.arange(12.0).reshape(2, 3, 2)        # d=2, 3 heads of size 2
+    >>> project_heads(np.array([[1.0, 0.0]]), kernel)[:, 0]   # each head: row 0 of kernel
+    array([[0., 1.],
+           [2., 3.],
+           [4., 5.]])
     """
     d, heads, size = kernel.shape
     flat = x @ kernel.reshape(d, heads * size)               # (..., n, heads*size)
@@ -63,8 +90,33 @@ def project_heads(x, kernel, bias=None) -> np.ndarray:
 def combine_heads(heads_out, output_kernel, output_bias=None) -> np.ndarray:
     """(..., heads, n, size) -> (..., n, d_model): concatenate the heads, multiply by W^O.
 
-    ``output_kernel`` has shape (heads, size, d_model) and ``output_bias`` (d_model,) or
-    ``None``. Inputs are assumed checked by the caller.
+    Parameters
+    ----------
+    heads_out : numpy.ndarray, shape (..., heads, n, size), floating
+    output_kernel : numpy.ndarray, shape (heads, size, d_model)
+        Keras's layout of W^O: ``output_kernel[h]`` maps head ``h``'s output.
+    output_bias : numpy.ndarray, shape (d_model,), optional
+
+    Returns
+    -------
+    numpy.ndarray, shape (..., n, d_model)
+
+    Raises
+    ------
+    ValueError
+        If ``heads_out`` is not finite. The shapes are assumed checked by the calling layer.
+
+    Notes
+    -----
+    Concat(head_1, ..., head_h) W^O of Vaswani et al. (2017), section 3.2.2, computed with
+    :func:`helpers.attention.merge_heads`; the same as summing ``head_h @ output_kernel[h]``.
+    Taught in chapter 3.
+
+    Examples
+    --------
+    >>> heads = np.ones((2, 1, 3))                       # 2 heads, 1 position, size 3
+    >>> combine_heads(heads, np.ones((2, 3, 4)))         # 2 x 3 ones summed per output
+    array([[6., 6., 6., 6.]])
     """
     heads, size, d_model = output_kernel.shape
     out = merge_heads(heads_out) @ output_kernel.reshape(heads * size, d_model)
@@ -143,8 +195,14 @@ class MultiHeadAttention(_ProjectedAttention):
     """Multi-head attention in NumPy, with its weights in the layout of Keras.
 
     Each of the ``num_heads`` heads projects the inputs to its own query, key and value,
-    runs :func:`scaled_dot_product_attention`, and the heads' outputs are projected back
-    and summed (equivalently: concatenated and multiplied by W^O).
+    runs :func:`helpers.attention.scaled_dot_product_attention`, and the heads' outputs are
+    projected back and summed (equivalently: concatenated and multiplied by W^O).
+
+    It is :class:`GroupedQueryAttention`'s computation with as many key/value heads as query
+    heads (``num_kv_heads == num_heads``): the same projection, the same
+    :func:`helpers.attention.grouped_query_attention` and the same output projection. What
+    it adds is Keras's call (different query, key and value sequences, as in
+    cross-attention) and a looped form for teaching.
 
     Parameters
     ----------
@@ -172,6 +230,13 @@ class MultiHeadAttention(_ProjectedAttention):
     Vaswani et al. (2017), section 3.2.2: MultiHead(Q, K, V) = Concat(head_1..head_h) W^O,
     head_i = Attention(Q W_i^Q, K W_i^K, V W_i^V). Taught in chapter 3; chapter 4 shows it
     gives the numbers of ``keras.layers.MultiHeadAttention`` (see :meth:`from_keras`).
+
+    Examples
+    --------
+    >>> mha = MultiHeadAttention.random(8, num_heads=4, key_dim=2, rng=np.random.default_rng(0))
+    >>> out, weights = mha(np.ones((5, 8)), np.ones((7, 8)), return_attention_scores=True)
+    >>> out.shape, weights.shape, mha.num_kv_heads == mha.num_heads
+    ((5, 8), (4, 5, 7), True)
     """
 
     _NAMES = ("query", "key", "value", "output")
@@ -369,7 +434,10 @@ class GroupedQueryAttention(_ProjectedAttention):
     """Grouped-query self-attention in NumPy, with the weights of Keras's layer.
 
     ``num_query_heads`` query heads, ``num_kv_heads`` key/value heads; query head ``h`` reads
-    key/value head ``h // (num_query_heads // num_kv_heads)``.
+    key/value head ``h // (num_query_heads // num_kv_heads)``. With ``num_kv_heads ==
+    num_query_heads`` it computes what :class:`MultiHeadAttention` does with the same
+    kernels (the same steps of one base class); with fewer, its :class:`KVCache` is smaller
+    by the factor ``num_query_heads / num_kv_heads``.
 
     Parameters
     ----------
@@ -736,6 +804,11 @@ class MultiHeadLatentAttention:
 
     The RMSNorms on ``c_Q`` and ``c_KV`` are not in the paper's equations; they are in the
     released code (``q_norm``, ``kv_norm``), with learned scales.
+
+    Next to :class:`GroupedQueryAttention`: the heads are split and merged and (18) computed
+    by the same functions. The naive form (:meth:`_naive`) is multi-head attention over keys
+    and values rebuilt from the latents; the absorbed form (:meth:`_absorbed`) is
+    multi-query attention, one key ``[c_KV; k^R]`` and one value ``c_KV`` for every head.
 
     Parameters
     ----------
