@@ -416,7 +416,8 @@ def grouped_query_attention(query, key, value, mask=None, *, bias=None, scale=No
                          f"got query {query.shape}, key {key.shape}")
     same_size({"query": query.shape[-1], "key": key.shape[-1]}, "head_dim (last axis)")
     group = num_query_heads // num_kv_heads
-    key, value = np.repeat(key, group, axis=-3), np.repeat(value, group, axis=-3)
+    if group > 1:  # multi-head attention (group 1) needs no copies
+        key, value = np.repeat(key, group, axis=-3), np.repeat(value, group, axis=-3)
     return scaled_dot_product_attention(query, key, value, mask, bias=bias, scale=scale)
 
 
