@@ -3,18 +3,27 @@
 NumPy only (import in an instant, run anywhere):
 
 helpers.attention
-    Softmax, scaled dot-product attention, masks (causal, padding, sliding window), additive,
-    chunked, multi-head and grouped-query attention (chapters 1-4, 7 and 10).
+    Functions on arrays: softmax, scaled dot-product attention, masks (causal, padding,
+    sliding window), grouped-query attention, the head split and merge, additive and chunked
+    attention (chapters 1-4, 7 and 10).
+helpers.attention_layers
+    Every attention layer in one place: multi-head (chapter 3), grouped-query with its KV
+    cache (chapters 9-11) and multi-head latent attention with its cache of latents, naive
+    and absorbed (chapter 12), built from the same steps.
+helpers.positions
+    The sinusoidal positional encoding (chapter 8), rotary position embedding and ALiBi
+    (chapter 11).
+helpers.normalization
+    Layer normalisation (chapter 8) and RMSNorm (chapters 11 and 12).
 helpers.transformer
-    Positional encoding, layer normalisation, encoder and decoder layers (chapter 8); rotary
-    position embedding, ALiBi, RMSNorm and SwiGLU (chapters 11 and 12).
+    The feed-forward networks (ReLU and SwiGLU), encoder and decoder layers (chapters 8 and
+    11); re-exports the positions and normalisations.
 helpers.decoder_only
-    The decoder-only Transformer, the KV cache and greedy generation (chapters 9 and 10),
-    with sinusoidal, rotary, ALiBi or no positions (chapter 11).
+    The decoder-only Transformer and greedy generation (chapters 9 and 10), with sinusoidal,
+    rotary, ALiBi or no positions (chapter 11).
 helpers.latent_attention
-    Multi-head latent attention (DeepSeek-V2): its cache of latents, the naive and absorbed
-    forms, grouped-query attention as a special case, cache and FLOPs of published models
-    (chapter 12).
+    Multi-head latent attention examined: why RoPE is decoupled, grouped-query attention as
+    a special case, cache and FLOPs of published models (chapter 12).
 helpers.linear_attention
     Causal linear attention, the delta rule and Gated DeltaNet in parallel, recurrent and
     chunked forms; retrieval from one state matrix; decoding cost (chapter 13).

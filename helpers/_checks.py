@@ -12,6 +12,27 @@ from collections.abc import Iterable
 import numpy as np
 
 
+def weight(value, name: str, shape: tuple) -> np.ndarray:
+    """A finite float weight array of exactly ``shape``.
+
+    >>> weight([[1, 2]], "beta", (2,))
+    Traceback (most recent call last):
+    ValueError: beta must have shape (2,); got shape (1, 2)
+    """
+    arr = float_array(value, name)
+    if arr.shape != tuple(shape):
+        raise ValueError(f"{name} must have shape {tuple(shape)}; got shape {arr.shape}")
+    return arr
+
+
+def built(layer, what: str):
+    """``layer`` if it is a built Keras layer (its weights exist), else ``ValueError``."""
+    if not getattr(layer, "built", False):
+        raise ValueError(f"the Keras {what} is not built: call it once on data (or build it) "
+                         "before copying its weights")
+    return layer
+
+
 def integer(value, name: str, *, low: int | None = None, high: int | None = None) -> int:
     """``value`` as a Python int, checked to lie in ``[low, high]`` (either bound optional).
 

@@ -1,4 +1,8 @@
-"""NumPy reference implementations of attention.
+"""NumPy reference implementations of attention: functions on arrays.
+
+Softmax, the masks, scaled dot-product attention and its grouped-query form, the head split
+and merge, additive and chunked attention. The attention layers built from them (multi-head,
+grouped-query and multi-head latent attention) are in :mod:`helpers.attention_layers`.
 
 This module imports only NumPy (never TensorFlow), so it loads instantly and runs anywhere.
 Every function here is taught in a chapter of the course; the docstrings say which.
@@ -15,17 +19,16 @@ from ._checks import (
     bool_array,
     broadcast,
     float_array,
-    generator,
     int_array,
     integer,
     positive_int,
+    real,
     same_size,
 )
-from ._initializers import glorot_uniform
 
 __all__ = ["softmax", "scaled_dot_product_attention", "causal_mask", "padding_mask",
-           "sliding_window_mask", "grouped_query_attention", "additive_attention",
-           "chunked_attention", "MultiHeadAttention"]
+           "sliding_window_mask", "visible_keys", "grouped_query_attention", "split_heads",
+           "merge_heads", "additive_attention", "chunked_attention"]
 
 
 def softmax(x, axis: int = -1) -> np.ndarray:
@@ -96,7 +99,7 @@ def _check_mask(mask, scores_shape: tuple) -> np.ndarray:
     return mask
 
 
-def scaled_dot_product_attention(query, key, value, mask=None):
+def scaled_dot_product_attention(query, key, value, mask=None, *, bias=None, scale=None):
     """Scaled dot-product attention: softmax(Q K^T / sqrt(d_k)) V.
 
     Parameters
@@ -111,6 +114,12 @@ def scaled_dot_product_attention(query, key, value, mask=None):
         ``True`` where a query may attend to a key, ``False`` where it may not (the Keras
         convention). Build one with :func:`causal_mask` or :func:`padding_mask`, and combine
         masks with ``&``. ``None`` (default) lets every query attend to every key.
+    bias : array_like, broadcastable to (..., n_q, n_k), real, optional
+        Added to the scaled scores before the mask (ALiBi's distance penalty, chapter 11).
+    scale : float, optional
+        The factor of the scores; ``None`` (default): ``1 / sqrt(d_k)``. Multi-head latent
+        attention, whose absorbed form compares vectors longer than its heads, passes its
+        own (chapter 12).
 
     The leading axes ``...`` (batch, heads) broadcast against each other.
 
@@ -131,8 +140,9 @@ def scaled_dot_product_attention(query, key, value, mask=None):
     ValueError
         If an input has rank below 2; if ``query`` and ``key`` differ in ``d_k``; if ``key``
         and ``value`` differ in ``n_k``; if the leading axes do not broadcast; if ``mask`` is
-        not boolean or does not broadcast to ``(..., n_q, n_k)``; if any input contains NaN
-        or infinity. The message names the shapes involved.
+        not boolean or does not broadcast to ``(..., n_q, n_k)``; if ``bias`` does not
+        broadcast there; if ``scale`` is not positive; if any input contains NaN or
+        infinity. The message names the shapes involved.
 
     Notes
     -----
@@ -150,8 +160,16 @@ def scaled_dot_product_attention(query, key, value, mask=None):
            [0.5 , 0.5 ]])
     """
     query, key, value, dtype = _validated_qkv(query, key, value)
-    d_k = query.shape[-1]
-    scores = np.matmul(query, np.swapaxes(key, -1, -2)).astype(dtype) / dtype.type(np.sqrt(d_k))
+    scores = np.matmul(query, np.swapaxes(key, -1, -2)).astype(dtype)
+    if scale is None:
+        scores = scores / dtype.type(np.sqrt(query.shape[-1]))
+    else:
+        scores = scores * dtype.type(real(scale, "scale", low=0, low_open=True))
+    if bias is not None:
+        bias = float_array(bias, "bias", axes="(..., n_q, n_k)")
+        broadcast({"bias": bias.shape}, target=scores.shape,
+                  what="scores' shape (..., n_q, n_k) =")
+        scores = scores + bias.astype(dtype)
     if mask is not None:
         mask = _check_mask(mask, scores.shape)
         scores = np.where(mask, scores, -np.inf)
@@ -287,12 +305,51 @@ def sliding_window_mask(n: int, window: int) -> np.ndarray:
     return (offset >= 0) & (offset < window)
 
 
+def visible_keys(query_positions, key_positions, window: int | None = None) -> np.ndarray:
+    """Which keys each query may attend to, from their positions in the sequence.
+
+    Query at position ``i`` sees the key at position ``j`` when ``j <= i`` (causal) and, with
+    a window, ``i - j < window``. With positions ``0 .. n-1`` on both sides this is
+    :func:`causal_mask` (or :func:`sliding_window_mask`); with a cache, the
+    queries are the new positions and the keys the cached ones plus the new ones.
+
+    Parameters
+    ----------
+    query_positions : array_like of int, shape (n,)
+    key_positions : array_like of int, shape (n_k,)
+    window : int, optional
+        How many positions a query sees, itself included; ``None``: all earlier ones.
+
+    Returns
+    -------
+    numpy.ndarray of bool, shape (n, n_k)
+
+    Raises
+    ------
+    TypeError
+        If the positions are not integers or ``window`` is not an integer.
+    ValueError
+        If the positions are not 1-D or negative, or ``window`` is below 1.
+
+    Examples
+    --------
+    >>> visible_keys([3], [0, 1, 2, 3], window=2).astype(int)
+    array([[0, 0, 1, 1]])
+    """
+    i = int_array(query_positions, "query_positions", ndim=1, low=0)[:, None]
+    j = int_array(key_positions, "key_positions", ndim=1, low=0)[None, :]
+    mask = j <= i
+    if window is not None:
+        mask &= i - j < positive_int(window, "window")
+    return mask
+
+
 _GQA_AXES = {"query": "(..., num_query_heads, n_q, head_dim)",
              "key": "(..., num_kv_heads, n_k, head_dim)",
              "value": "(..., num_kv_heads, n_k, value_dim)"}
 
 
-def grouped_query_attention(query, key, value, mask=None):
+def grouped_query_attention(query, key, value, mask=None, *, bias=None, scale=None):
     """Scaled dot-product attention in which groups of query heads share a key/value head.
 
     With ``group = num_query_heads // num_kv_heads``, query head ``h`` reads key and value
@@ -310,6 +367,9 @@ def grouped_query_attention(query, key, value, mask=None):
     mask : array_like of bool, broadcastable to (..., num_query_heads, n_q, n_k), optional
         ``True`` where a query may attend to a key (the Keras convention), e.g.
         :func:`causal_mask` or :func:`sliding_window_mask`. ``None``: no mask.
+    bias, scale : optional
+        As in :func:`scaled_dot_product_attention`; ``bias`` broadcasts to
+        (..., num_query_heads, n_q, n_k).
 
     Returns
     -------
@@ -356,8 +416,88 @@ def grouped_query_attention(query, key, value, mask=None):
                          f"got query {query.shape}, key {key.shape}")
     same_size({"query": query.shape[-1], "key": key.shape[-1]}, "head_dim (last axis)")
     group = num_query_heads // num_kv_heads
-    key, value = np.repeat(key, group, axis=-3), np.repeat(value, group, axis=-3)
-    return scaled_dot_product_attention(query, key, value, mask)
+    if group > 1:  # multi-head attention (group 1) needs no copies
+        key, value = np.repeat(key, group, axis=-3), np.repeat(value, group, axis=-3)
+    return scaled_dot_product_attention(query, key, value, mask, bias=bias, scale=scale)
+
+
+def split_heads(x, num_heads: int) -> np.ndarray:
+    """Split the features of every position into heads: (..., n, heads*size) -> (..., heads,
+    n, size).
+
+    The features of head ``h`` are the columns ``h*size .. (h+1)*size - 1``: a reshape of the
+    last axis, then the head axis is moved in front of the positions, so that
+    :func:`scaled_dot_product_attention` runs on every head at once.
+
+    Parameters
+    ----------
+    x : array_like, shape (..., n, num_heads * size), real
+    num_heads : int
+        At least 1; must divide the last axis.
+
+    Returns
+    -------
+    numpy.ndarray, shape (..., num_heads, n, size)
+        The dtype of ``x`` (float64 for integers).
+
+    Raises
+    ------
+    TypeError
+        If ``x`` is not a real array or ``num_heads`` not an integer.
+    ValueError
+        If ``x`` has fewer than 2 axes or is not finite, or ``num_heads`` is below 1 or does
+        not divide the last axis.
+
+    Notes
+    -----
+    Vaswani et al. (2017), section 3.2.2. Taught in chapter 3 (reshape and transpose);
+    every attention layer of :mod:`helpers.attention_layers` uses it.
+
+    Examples
+    --------
+    >>> split_heads(np.arange(8.0).reshape(2, 4), 2)[1]    # head 1: the last two columns
+    array([[2., 3.],
+           [6., 7.]])
+    """
+    x = float_array(x, "x", min_rank=2, axes="(..., n, num_heads*size)")
+    num_heads = positive_int(num_heads, "num_heads")
+    if x.shape[-1] % num_heads:
+        raise ValueError(f"num_heads={num_heads} must divide x's last axis; got shape {x.shape}")
+    return np.swapaxes(x.reshape(*x.shape[:-1], num_heads, -1), -2, -3)
+
+
+def merge_heads(x) -> np.ndarray:
+    """Put the heads side by side again: (..., heads, n, size) -> (..., n, heads*size).
+
+    The inverse of :func:`split_heads`: ``merge_heads(split_heads(x, h))`` is ``x``.
+
+    Parameters
+    ----------
+    x : array_like, shape (..., num_heads, n, size), real
+
+    Returns
+    -------
+    numpy.ndarray, shape (..., n, num_heads * size)
+
+    Raises
+    ------
+    TypeError
+        If ``x`` is not a real array.
+    ValueError
+        If ``x`` has fewer than 3 axes or is not finite.
+
+    Notes
+    -----
+    The Concat of Vaswani et al. (2017), section 3.2.2. Taught in chapter 3.
+
+    Examples
+    --------
+    >>> x = np.arange(12.0).reshape(3, 4)
+    >>> bool(np.array_equal(merge_heads(split_heads(x, 2)), x))
+    True
+    """
+    x = np.swapaxes(float_array(x, "x", min_rank=3, axes="(..., num_heads, n, size)"), -2, -3)
+    return x.reshape(*x.shape[:-2], -1)
 
 
 def additive_attention(query, key, value, w_query, w_key, w_score, mask=None):
@@ -525,304 +665,13 @@ def chunked_attention(query, key, value, chunk_size, mask=None):
     return (accumulated / np.where(running_sum == 0, 1, running_sum)).astype(dtype, copy=False)
 
 
-# --- what multi-head and grouped-query attention layers share ------------------------------------
-
-def project_heads(x, kernel, bias=None) -> np.ndarray:
-    """Project token vectors to per-head vectors: (..., n, d) -> (..., heads, n, size).
-
-    ``kernel`` has shape (d, heads, size) (Keras's layout) and ``bias`` (heads, size) or
-    ``None``. The heads are split off with reshape and transpose (chapter 3). Inputs are
-    assumed checked by the caller.
-    """
-    d, heads, size = kernel.shape
-    flat = x @ kernel.reshape(d, heads * size)             # (..., n, heads*size)
-    split = flat.reshape(*flat.shape[:-1], heads, size)     # (..., n, heads, size)
-    if bias is not None:
-        split = split + bias
-    return np.swapaxes(split, -2, -3)                        # (..., heads, n, size)
-
-
-def combine_heads(heads_out, output_kernel, output_bias=None) -> np.ndarray:
-    """(..., heads, n, size) -> (..., n, d_model): concatenate the heads, multiply by W^O.
-
-    ``output_kernel`` has shape (heads, size, d_model) and ``output_bias`` (d_model,) or
-    ``None``. Inputs are assumed checked by the caller.
-    """
-    merged = np.swapaxes(heads_out, -2, -3)                  # (..., n, heads, size)
-    merged = merged.reshape(*merged.shape[:-2], -1)          # (..., n, heads*size)
-    heads, size, d_model = output_kernel.shape
-    out = merged @ output_kernel.reshape(heads * size, d_model)
-    return out if output_bias is None else out + output_bias
-
-
-def keras_attention_weights(layer) -> dict[str, np.ndarray]:
-    """The kernels and biases of a built Keras attention layer, by the NumPy classes' names.
-
-    Works for ``keras.layers.MultiHeadAttention`` and ``keras.layers.GroupQueryAttention``,
-    whose weights are named ``query``, ``key``, ``value`` and ``attention_output``.
-
-    Returns
-    -------
-    dict
-        ``{"query_kernel": array, "query_bias": array, ...}`` (biases only if the layer has
-        them), float32 arrays in Keras's shapes.
-
-    Raises
-    ------
-    ValueError
-        If the layer has no weights yet or they are not named as above.
-    """
-    keras_names = {"query": "query", "key": "key", "value": "value",
-                   "attention_output": "output"}
-    found = {}
-    for variable in getattr(layer, "weights", []):
-        parts = str(getattr(variable, "path", variable.name)).split("/")
-        if len(parts) >= 2 and parts[-2] in keras_names and parts[-1] in ("kernel", "bias"):
-            found[f"{keras_names[parts[-2]]}_{parts[-1]}"] = np.asarray(variable)
-    missing = [f"{n}_kernel" for n in ("query", "key", "value", "output")
-               if f"{n}_kernel" not in found]
-    if missing:
-        present = [getattr(v, "path", v.name) for v in getattr(layer, "weights", [])]
-        raise ValueError(f"the layer has no weights {missing}: call it once on data (or "
-                         f"build it) before copying; got {present}")
-    return found
-
-
-class MultiHeadAttention:
-    """Multi-head attention in NumPy, with its weights in the layout of Keras.
-
-    Each of the ``num_heads`` heads projects the inputs to its own query, key and value,
-    runs :func:`scaled_dot_product_attention`, and the heads' outputs are projected back
-    and summed (equivalently: concatenated and multiplied by W^O).
-
-    Parameters
-    ----------
-    query_kernel : array_like, shape (d_query, num_heads, key_dim)
-    key_kernel : array_like, shape (d_key, num_heads, key_dim)
-    value_kernel : array_like, shape (d_value, num_heads, value_dim)
-    output_kernel : array_like, shape (num_heads, value_dim, d_model)
-        The same shapes as the kernels of ``keras.layers.MultiHeadAttention``.
-    query_bias, key_bias : array_like, shape (num_heads, key_dim), optional
-    value_bias : array_like, shape (num_heads, value_dim), optional
-    output_bias : array_like, shape (d_model,), optional
-        Biases; ``None`` means no bias (Keras's ``use_bias=False``).
-    vectorized : bool, default True
-        Compute all heads at once with reshape/transpose (``True``) or one head at a time in
-        a Python loop (``False``). Both give the same numbers.
-
-    Raises
-    ------
-    ValueError
-        If a kernel has the wrong rank or the shapes disagree (num_heads, key_dim,
-        value_dim), or a bias does not match its kernel.
-
-    Notes
-    -----
-    Vaswani et al. (2017), section 3.2.2: MultiHead(Q, K, V) = Concat(head_1..head_h) W^O,
-    head_i = Attention(Q W_i^Q, K W_i^K, V W_i^V). Taught in chapter 3; chapter 4 shows it
-    gives the numbers of ``keras.layers.MultiHeadAttention`` (see :meth:`from_keras`).
-    """
-
-    _NAMES = ("query", "key", "value", "output")
-
-    def __init__(self, query_kernel, key_kernel, value_kernel, output_kernel,
-                 query_bias=None, key_bias=None, value_bias=None, output_bias=None, *,
-                 vectorized: bool = True):
-        kernels = [float_array(k, f"{n}_kernel") for k, n in
-                   zip((query_kernel, key_kernel, value_kernel, output_kernel), self._NAMES)]
-        for kernel, name in zip(kernels, self._NAMES):
-            if kernel.ndim != 3:
-                raise ValueError(f"{name}_kernel must be 3-D; got shape {kernel.shape}")
-        self.query_kernel, self.key_kernel, self.value_kernel, self.output_kernel = kernels
-        num_heads, key_dim = self.query_kernel.shape[1:]
-        value_dim = self.value_kernel.shape[2]
-        expected = {"key_kernel": (self.key_kernel.shape[1:], (num_heads, key_dim)),
-                    "value_kernel": (self.value_kernel.shape[1:2], (num_heads,)),
-                    "output_kernel": (self.output_kernel.shape[:2], (num_heads, value_dim))}
-        for name, (got, want) in expected.items():
-            if tuple(got) != want:
-                raise ValueError(f"{name} has shape {getattr(self, name).shape}, which does not "
-                                 f"fit num_heads={num_heads}, key_dim={key_dim}, "
-                                 f"value_dim={value_dim} of query_kernel and value_kernel")
-        shapes = ((num_heads, key_dim), (num_heads, key_dim), (num_heads, value_dim),
-                  (self.output_kernel.shape[2],))
-        biases = []
-        for bias, name, shape in zip((query_bias, key_bias, value_bias, output_bias),
-                                     self._NAMES, shapes):
-            if bias is not None:
-                bias = float_array(bias, f"{name}_bias")
-                if bias.shape != shape:
-                    raise ValueError(f"{name}_bias must have shape {shape}; got {bias.shape}")
-            biases.append(bias)
-        self.query_bias, self.key_bias, self.value_bias, self.output_bias = biases
-        self.vectorized = vectorized
-
-    # --- construction ---------------------------------------------------------------------
-
-    @classmethod
-    def random(cls, d_model: int, num_heads: int, key_dim: int, value_dim: int | None = None,
-               *, rng: np.random.Generator, use_bias: bool = True, vectorized: bool = True):
-        """Random kernels (Glorot-uniform: variance 2 / (fan_in + fan_out)) and zero biases.
-
-        Parameters
-        ----------
-        d_model : int
-            Feature size of the inputs and of the output.
-        num_heads, key_dim : int
-            Number of heads and size of each head's query and key.
-        value_dim : int, optional
-            Size of each head's value; defaults to ``key_dim``.
-        rng : numpy.random.Generator
-            Source of the random numbers.
-        use_bias : bool, default True
-            Create zero biases (``False``: no biases).
-        vectorized : bool, default True
-            See the class.
-        """
-        d_model, num_heads = positive_int(d_model, "d_model"), positive_int(num_heads, "num_heads")
-        key_dim = positive_int(key_dim, "key_dim")
-        value_dim = key_dim if value_dim is None else positive_int(value_dim, "value_dim")
-        rng = generator(rng)
-        kernels = [glorot_uniform(rng, (d_model, num_heads, key_dim), d_model),
-                   glorot_uniform(rng, (d_model, num_heads, key_dim), d_model),
-                   glorot_uniform(rng, (d_model, num_heads, value_dim), d_model),
-                   glorot_uniform(rng, (num_heads, value_dim, d_model), num_heads * value_dim)]
-        biases = [np.zeros(s) for s in ((num_heads, key_dim), (num_heads, key_dim),
-                                        (num_heads, value_dim), (d_model,))]
-        return cls(*kernels, *(biases if use_bias else [None] * 4), vectorized=vectorized)
-
-    @classmethod
-    def from_keras(cls, layer, *, vectorized: bool = True):
-        """Copy the weights of a built ``keras.layers.MultiHeadAttention``.
-
-        Parameters
-        ----------
-        layer : keras.layers.MultiHeadAttention
-            A layer that has been called once (so its weights exist).
-
-        Raises
-        ------
-        ValueError
-            If the layer has no weights yet or they are not named query/key/value/output.
-        """
-        return cls(**keras_attention_weights(layer), vectorized=vectorized)
-
-    # --- properties ---------------------------------------------------------------------------
-
-    @property
-    def num_heads(self) -> int:
-        return self.query_kernel.shape[1]
-
-    @property
-    def key_dim(self) -> int:
-        return self.query_kernel.shape[2]
-
-    @property
-    def value_dim(self) -> int:
-        return self.value_kernel.shape[2]
-
-    def get_weights(self) -> list[np.ndarray]:
-        """Kernels and biases in the order of Keras's ``layer.get_weights()``."""
-        pairs = zip((self.query_kernel, self.key_kernel, self.value_kernel, self.output_kernel),
-                    (self.query_bias, self.key_bias, self.value_bias, self.output_bias))
-        return [w for kernel, bias in pairs for w in (kernel, bias) if w is not None]
-
-    def count_params(self) -> int:
-        """The number of weights, as Keras's ``count_params()`` counts them."""
-        return int(sum(w.size for w in self.get_weights()))
-
-    def without_head(self, head: int) -> MultiHeadAttention:
-        """A copy in which head ``head`` contributes nothing (its output kernel is zero)."""
-        head = integer(head, "head", low=0, high=self.num_heads - 1)
-        output_kernel = self.output_kernel.copy()
-        output_kernel[head] = 0.0
-        return MultiHeadAttention(self.query_kernel, self.key_kernel, self.value_kernel,
-                                  output_kernel, self.query_bias, self.key_bias,
-                                  self.value_bias, self.output_bias, vectorized=self.vectorized)
-
-    # --- computation --------------------------------------------------------------------------
-
-    def _project(self, x, kernel, bias):
-        return project_heads(x, kernel, bias)
-
-    def _combine(self, heads_out):
-        return combine_heads(heads_out, self.output_kernel, self.output_bias)
-
-    def _heads_vectorized(self, query, key, value, mask):
-        q = self._project(query, self.query_kernel, self.query_bias)
-        k = self._project(key, self.key_kernel, self.key_bias)
-        v = self._project(value, self.value_kernel, self.value_bias)
-        if mask is not None:  # insert the head axis in front of (n_q, n_k)
-            mask = mask.reshape((1,) * max(0, 2 - mask.ndim) + mask.shape)[..., None, :, :]
-        return scaled_dot_product_attention(q, k, v, mask)
-
-    def _heads_looped(self, query, key, value, mask):
-        outputs, weights = [], []
-        for h in range(self.num_heads):
-            q, k, v = (x @ kernel[:, h, :] + (0.0 if bias is None else bias[h])
-                       for x, kernel, bias in ((query, self.query_kernel, self.query_bias),
-                                               (key, self.key_kernel, self.key_bias),
-                                               (value, self.value_kernel, self.value_bias)))
-            out_h, w_h = scaled_dot_product_attention(q, k, v, mask)
-            outputs.append(out_h)
-            weights.append(w_h)
-        return np.stack(outputs, axis=-3), np.stack(weights, axis=-3)
-
-    def _check_inputs(self, query, key, value):
-        for name, arr, kernel in (("query", query, self.query_kernel),
-                                  ("key", key, self.key_kernel),
-                                  ("value", value, self.value_kernel)):
-            if arr.shape[-1] != kernel.shape[0]:
-                raise ValueError(f"{name} has {arr.shape[-1]} features but {name}_kernel "
-                                 f"{kernel.shape} expects {kernel.shape[0]}")
-        same_size({"key": key.shape[-2], "value": value.shape[-2]}, "length n_k (axis -2)")
-        return broadcast({"query": query.shape[:-2], "key": key.shape[:-2],
-                          "value": value.shape[:-2]})
-
-    def __call__(self, query, value, key=None, attention_mask=None,
-                 use_causal_mask: bool = False, return_attention_scores: bool = False):
-        """Attend from ``query`` to ``value`` (and ``key``), as Keras's layer is called.
-
-        Parameters
-        ----------
-        query : array_like, shape (..., n_q, d_query)
-        value : array_like, shape (..., n_k, d_value)
-        key : array_like, shape (..., n_k, d_key), optional
-            Defaults to ``value`` (as in Keras).
-        attention_mask : array_like of bool, broadcastable to (..., n_q, n_k), optional
-            ``True`` where a query may attend to a key; the same mask for every head.
-        use_causal_mask : bool, default False
-            Also block keys after the query's position (query i sees keys 0..i), combined
-            with ``attention_mask`` by logical and, as Keras does.
-        return_attention_scores : bool, default False
-            Also return the weights.
-
-        Returns
-        -------
-        output : numpy.ndarray, shape (..., n_q, d_model)
-        weights : numpy.ndarray, shape (..., num_heads, n_q, n_k)
-            Only with ``return_attention_scores=True``. Keras calls them "scores"; they are
-            the attention weights after softmax.
-
-        Raises
-        ------
-        ValueError
-            If the inputs' feature sizes do not fit the kernels, key and value lengths
-            differ, an input is not finite, or the mask is not boolean or does not broadcast.
-        """
-        axes = "(..., length, features)"
-        query = float_array(query, "query", min_rank=2, axes=axes)
-        value = float_array(value, "value", min_rank=2, axes=axes)
-        key = value if key is None else float_array(key, "key", min_rank=2, axes=axes)
-        batch = self._check_inputs(query, key, value)
-        n_q, n_k = query.shape[-2], key.shape[-2]
-        mask = None
-        if attention_mask is not None:
-            mask = _check_mask(attention_mask, (*batch, n_q, n_k))
-        if use_causal_mask:
-            causal = causal_mask(n_q, n_k)
-            mask = causal if mask is None else mask & causal
-        compute = self._heads_vectorized if self.vectorized else self._heads_looped
-        heads_out, weights = compute(query, key, value, mask)
-        output = self._combine(heads_out)
-        return (output, weights) if return_attention_scores else output
+def __getattr__(name: str):
+    """``MultiHeadAttention`` lives with the other attention layers in
+    :mod:`helpers.attention_layers`; ``from helpers.attention import MultiHeadAttention``
+    (chapters 3-8) still gives it."""
+    if name == "MultiHeadAttention":
+        from .attention_layers import (  # noqa: PLC0415 - that module imports this one
+            MultiHeadAttention,
+        )
+        return MultiHeadAttention
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -29,8 +29,8 @@ from . import _checks
 from ._tensorflow import keras
 from .decoder_only import _IN_ATTENTION, POSITIONS
 from .keras_transformer import _embedding, _TransformerLayer
+from .positions import _PAIRINGS, _frequencies, _pair_columns, alibi_slopes
 from .training import fit
-from .transformer import _PAIRINGS, _frequencies, _pair_columns, alibi_slopes
 
 __all__ = ["RotaryPositionEmbedding", "AlibiBias", "PositionalSelfAttention",
            "DecoderOnlyLayer", "build_decoder_only", "build_decoder_only_with_position",
@@ -186,7 +186,7 @@ class PositionalSelfAttention(keras.layers.Layer):
 
     The weights of ``keras.layers.GroupQueryAttention`` (``EinsumDense`` layers named
     ``query``, ``key``, ``value``, ``attention_output``, same shapes and initialisers), so
-    :meth:`helpers.decoder_only.GroupedQueryAttention.from_keras` copies them; it is called
+    :meth:`helpers.attention_layers.GroupedQueryAttention.from_keras` copies them; it is called
     the same way as that layer, so :class:`DecoderOnlyLayer` uses either. ``position="rope"``
     rotates queries and keys (:class:`RotaryPositionEmbedding`) before the scores;
     ``"alibi"`` adds :class:`AlibiBias` to the scaled scores before the mask.

@@ -113,7 +113,7 @@ def mha_timings() -> str:
     import numpy as np  # noqa: PLC0415 - the chapters are timed before this imports anything
 
     from helpers._tensorflow import keras  # noqa: PLC0415
-    from helpers.attention import MultiHeadAttention  # noqa: PLC0415
+    from helpers.attention_layers import MultiHeadAttention  # noqa: PLC0415
     from helpers.timing import best_times  # noqa: PLC0415
 
     rng = np.random.default_rng(0)

@@ -10,10 +10,12 @@ import pytest
 from helpers.attention import (
     causal_mask,
     grouped_query_attention,
+    merge_heads,
     padding_mask,
     scaled_dot_product_attention,
     sliding_window_mask,
     softmax,
+    split_heads,
 )
 
 Q_CAT = np.array([[1.0, 0.0], [0.0, 1.0]])
@@ -339,3 +341,79 @@ def test_grouped_query_rejects_a_mask_that_does_not_broadcast():
     with pytest.raises(ValueError, match="mask"):
         grouped_query_attention(np.ones((4, 3, 2)), np.ones((2, 3, 2)), np.ones((2, 3, 2)),
                                 np.ones((2, 2), bool))
+
+
+# --- the shared steps of the attention layers: bias, scale, head split and merge ---------------
+
+def test_bias_is_added_to_the_scaled_scores_before_the_mask():
+    rng = np.random.default_rng(3)
+    q, (k, v) = rng.normal(size=(4, 2)), rng.normal(size=(2, 5, 2))
+    bias = rng.normal(size=(4, 5))
+    out, w = scaled_dot_product_attention(q, k, v, causal_mask(4, 5), bias=bias)
+    scores = np.where(causal_mask(4, 5), q @ k.T / np.sqrt(2) + bias, -np.inf)
+    expected = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    expected /= expected.sum(axis=-1, keepdims=True)
+    np.testing.assert_allclose(w, expected, rtol=0, atol=1e-14)
+    np.testing.assert_allclose(out, expected @ v, rtol=0, atol=1e-14)
+    # a bias that is the same for every key of a query changes nothing (softmax shift)
+    same = scaled_dot_product_attention(q, k, v, bias=np.arange(4.0)[:, None])[1]
+    np.testing.assert_allclose(same, scaled_dot_product_attention(q, k, v)[1], atol=1e-14)
+
+
+def test_scale_replaces_one_over_sqrt_d_k():
+    rng = np.random.default_rng(4)
+    q, k, v = rng.normal(size=(3, 2, 6, 4))
+    default = scaled_dot_product_attention(q, k, v)[1]
+    np.testing.assert_allclose(scaled_dot_product_attention(q, k, v, scale=0.5)[1], default,
+                               rtol=0, atol=1e-14)                   # 1 / sqrt(4)
+    sharp = scaled_dot_product_attention(q, k, v, scale=1.0)[1]
+    expected = softmax(q @ np.swapaxes(k, -1, -2))
+    np.testing.assert_allclose(sharp, expected, rtol=0, atol=1e-14)
+    assert not np.allclose(sharp, default)
+
+
+@pytest.mark.parametrize("kwargs, error, match", [
+    ({"scale": 0.0}, ValueError, r"scale must be a finite number in \(0, inf\); got 0"),
+    ({"scale": "2"}, TypeError, "scale must be a real number"),
+    ({"bias": np.zeros((3, 3))}, ValueError, r"bias of shape \(3, 3\) does not broadcast"),
+    ({"bias": np.full((2, 6), np.nan)}, ValueError, "bias contains NaN"),
+])
+def test_bias_and_scale_reject_bad_input(kwargs, error, match):
+    q, k, v = np.ones((3, 2, 6, 4))
+    with pytest.raises(error, match=match):
+        scaled_dot_product_attention(q[:, :2], k, v, **kwargs)
+
+
+def test_grouped_query_passes_bias_and_scale_to_every_head():
+    rng = np.random.default_rng(5)
+    q = rng.normal(size=(4, 3, 2))
+    k, v = rng.normal(size=(2, 2, 5, 2))
+    bias = rng.normal(size=(4, 3, 5))
+    out, w = grouped_query_attention(q, k, v, bias=bias, scale=0.3)
+    for h in range(4):
+        out_h, w_h = scaled_dot_product_attention(q[h], k[h // 2], v[h // 2], bias=bias[h],
+                                                  scale=0.3)
+        np.testing.assert_allclose(w[h], w_h, rtol=0, atol=1e-15)
+        np.testing.assert_allclose(out[h], out_h, rtol=0, atol=1e-15)
+
+
+def test_split_heads_takes_consecutive_columns_and_merge_heads_undoes_it():
+    x = np.arange(2 * 3 * 6, dtype=float).reshape(2, 3, 6)     # (batch, n, heads*size)
+    heads = split_heads(x, 3)
+    assert heads.shape == (2, 3, 3, 2)                          # (batch, heads, n, size)
+    for h in range(3):
+        np.testing.assert_array_equal(heads[:, h], x[..., 2 * h:2 * h + 2])
+    np.testing.assert_array_equal(merge_heads(heads), x)
+    assert split_heads(x.astype(np.float32), 2).dtype == np.float32
+
+
+@pytest.mark.parametrize("call, error, match", [
+    (lambda: split_heads(np.ones((3, 6)), 4), ValueError, "num_heads=4 must divide x's last"),
+    (lambda: split_heads(np.ones((3, 6)), 0), ValueError, "num_heads must be an integer in"),
+    (lambda: split_heads(np.ones(6), 2), ValueError, r"\(at least 2 axes\); got shape \(6,\)"),
+    (lambda: merge_heads(np.ones((2, 3))), ValueError, r"at least 3 axes\); got shape \(2, 3\)"),
+    (lambda: merge_heads(np.ones((2, 3, 1), bool)), TypeError, "x must be an array of real"),
+])
+def test_split_and_merge_heads_reject_bad_input(call, error, match):
+    with pytest.raises(error, match=match):
+        call()

@@ -3,7 +3,8 @@
 import numpy as np
 import pytest
 
-from helpers.attention import causal_mask, project_heads, sliding_window_mask, softmax
+from helpers.attention import causal_mask, sliding_window_mask, softmax
+from helpers.attention_layers import project_heads
 from helpers.decoder_only import (
     DecoderOnlyTransformer,
     GroupedQueryAttention,
