@@ -203,6 +203,24 @@ def float_array(x, name: str, *, min_rank: int = 0, ndim: int | None = None,
     return arr
 
 
+def features(x, name: str, d_model: int, *, ndim: int | None = None) -> np.ndarray:
+    """``x`` as a floating-point array of token vectors: its last axis has ``d_model`` entries.
+
+    With ``ndim=3`` the shape must be (batch, n, d_model); otherwise (..., d_model). Raises
+    as :func:`float_array`, and ValueError if the last axis is not ``d_model``.
+
+    >>> features([[1.0, 2.0]], "x", 3)
+    Traceback (most recent call last):
+    ValueError: x must have shape (..., d_model=3); got shape (1, 2)
+    """
+    axes = "(batch, n, d_model)" if ndim == 3 else "(..., d_model)"
+    arr = float_array(x, name, min_rank=1, ndim=ndim, axes=axes)
+    if arr.shape[-1] != d_model:
+        raise ValueError(f"{name} must have shape {axes.replace('d_model', f'd_model={d_model}')}"
+                         f"; got shape {arr.shape}")
+    return arr
+
+
 def int_array(x, name: str, *, ndim: int | None = None, low: int | None = None,
               high: int | None = None) -> np.ndarray:
     """``x`` as an integer array with ``ndim`` axes and entries in ``[low, high]``."""

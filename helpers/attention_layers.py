@@ -1064,10 +1064,7 @@ class MultiHeadLatentAttention:
             If ``x`` is not a real (batch, n, d_model) array, the positions are not
             non-negative integers of shape (n,), or ``cache`` is not a ``LatentCache``.
         """
-        x = _checks.float_array(x, "x", ndim=3, axes="(batch, n, d_model)")
-        if x.shape[-1] != self.d_model:
-            raise ValueError(f"x must have shape (batch, n, d_model={self.d_model}); "
-                             f"got shape {x.shape}")
+        x = _checks.features(x, "x", self.d_model, ndim=3)
         if cache is not None and not isinstance(cache, LatentCache):
             raise TypeError(f"cache must be a LatentCache; got {type(cache).__name__}")
         start = 0 if cache is None else cache.length

@@ -146,10 +146,7 @@ class LayerNormalization:
         ValueError
             If ``x`` is not finite or its last axis is not ``d_model``.
         """
-        x = _checks.float_array(x, "x", min_rank=1, axes="(..., d_model)")
-        if x.shape[-1] != self.d_model:
-            raise ValueError(f"x must have shape (..., d_model={self.d_model}); "
-                             f"got shape {x.shape}")
+        x = _checks.features(x, "x", self.d_model)
         mean = x.mean(axis=-1, keepdims=True)
         var = x.var(axis=-1, keepdims=True)
         return (x - mean) / np.sqrt(var + self.epsilon) * self.gamma + self.beta

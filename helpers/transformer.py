@@ -212,10 +212,7 @@ class FeedForward:
         ValueError
             If ``x`` is not finite or its last axis is not ``d_model``.
         """
-        x = _checks.float_array(x, "x", min_rank=1, axes="(..., d_model)")
-        if x.shape[-1] != self.d_model:
-            raise ValueError(f"x must have shape (..., d_model={self.d_model}); "
-                             f"got shape {x.shape}")
+        x = _checks.features(x, "x", self.d_model)
         return np.maximum(0, x @ self.w1 + self.b1) @ self.w2 + self.b2
 
 
