@@ -1122,7 +1122,8 @@ def lstm_classifiers(steps: int = 5) -> Figure:
 
     Examples
     --------
-    >>> {"LSTM + 가산 어텐션", "시간 축 평균", "마지막 은닉 상태만"} <= set(labels(lstm_classifiers()))
+    >>> found = labels(lstm_classifiers())
+    >>> {"LSTM + 가산 어텐션", "시간 축 평균", "마지막 은닉 상태만"} <= set(found)
     True
     """
     steps = integer(steps, "steps", low=3, high=7)
