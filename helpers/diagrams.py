@@ -36,8 +36,8 @@ from ._checks import integer, key_dim, one_of, real, strings
 
 __all__ = ["multi_head", "encoder_decoder", "transformer_layers", "kv_cache",
            "grouped_query", "decoder_only", "ring_buffer", "window_cone", "rope_rotation",
-           "latent_attention", "linear_attention_forms", "hybrid_stack", "to_svg", "show",
-           "labels"]
+           "latent_attention", "linear_attention_forms", "hybrid_stack", "lstm_classifiers",
+           "bottleneck", "flash_tiling", "to_svg", "show", "labels"]
 
 PNG_DPI = 150  # the course's figures (helpers.notebook.setup)
 WIDTH = 7.0  # inches: the site's column is 672 CSS pixels = 7 inches of 96 pixels
@@ -1076,6 +1076,322 @@ def hybrid_stack(num_blocks: int = 2, ratio: int = 3) -> Figure:
         ax.text(0.15, 0.2, "레이어 아래: 토큰을 생성할 때 들고 있는 것", ha="left", va="center",
                 fontsize=7.5, color="#555555")
     return fig
+
+
+def _token_row(ax, xs, y, labels_, colors, *, size: float, height: float, fontsize=8.5):
+    """Boxes of width ``size`` at the x positions ``xs``, one label and colour each; a label
+    None draws ⋯ and no box (the steps left out)."""
+    for x, label, color in zip(xs, labels_, colors, strict=True):
+        if label is None:
+            _label(ax, x + size / 2, y + height / 2, "⋯", size=fontsize)
+        else:
+            _box(ax, x, y, size, height, label, color=color, fontsize=fontsize)
+
+
+def lstm_classifiers(steps: int = 5) -> Figure:
+    """Chapter 5's three classifiers side by side: what each does with the LSTM's states.
+
+    Bottom to top in each column: the input series, the LSTM, its hidden states ``h_1 … h_T``
+    (``steps`` drawn, the middle one as ⋯), then how the states become one vector, then the
+    same classification head. Left: the LSTM keeps only the last state. Middle: additive
+    attention, whose query is the last state (orange) and whose keys and values are all the
+    states (blue), gives a context vector. Right: multi-head self-attention over all the
+    states, then the average over time.
+
+    Parameters
+    ----------
+    steps : int, default 5
+        Time steps drawn, 3 to 7 (the middle one is drawn as ⋯).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        7 inches wide; show it with :func:`show`.
+
+    Raises
+    ------
+    TypeError
+        If ``steps`` is not an integer.
+    ValueError
+        If ``steps`` is not in 3..7.
+
+    Notes
+    -----
+    Bahdanau et al. (2015), section 3.1 (the additive score); Vaswani et al. (2017),
+    section 3.2.2 (multi-head attention); chapter 5.
+
+    Examples
+    --------
+    >>> found = labels(lstm_classifiers())
+    >>> {"LSTM + 가산 어텐션", "시간 축 평균", "마지막 은닉 상태만"} <= set(found)
+    True
+    """
+    steps = integer(steps, "steps", low=3, high=7)
+    height, col_w = 4.3, 2.2
+    cell, cell_h = min(0.34, 1.9 / steps), 0.26
+    names = [str(i + 1) for i in range(steps - 2)] + [None, "T"]  # h_1 … ⋯ h_T
+    titles = ("LSTM", "LSTM + 가산 어텐션", "LSTM + 멀티 헤드 어텐션")
+    y_in, y_lstm, y_h, y_head = 0.45, 0.95, 1.5, 3.3
+    with _style():
+        fig, ax = _canvas(WIDTH, height, "lstm_classifiers")
+        for column, title in enumerate(titles):
+            x0 = 0.15 + column * (col_w + 0.15)
+            centre = x0 + col_w / 2
+            xs = [centre - steps * cell / 2 + i * cell for i in range(steps)]
+            drawn = [i for i, n in enumerate(names) if n is not None]
+            _label(ax, centre, height - 0.2, title, size=9, fontweight="bold")
+            _token_row(ax, xs, y_in, [n and f"$x_{n}$" for n in names], ["white"] * steps,
+                       size=cell, height=cell_h, fontsize=8)
+            _label(ax, centre, y_in - 0.2, "입력 시계열", size=7.5, color="#555555")
+            _box(ax, xs[0], y_lstm, steps * cell, 0.3, "LSTM", color=PLAIN, fontsize=8.5)
+            last = drawn[-1]
+            colours = {"LSTM": ["white"] * (steps - 1) + [KEY_VALUE],
+                       "LSTM + 가산 어텐션": [KEY_VALUE] * (steps - 1) + [QUERY]}
+            row = colours.get(title, [KEY_VALUE] * steps)
+            _token_row(ax, xs, y_h, [n and f"$h_{n}$" for n in names], row, size=cell,
+                       height=cell_h, fontsize=8)
+            for i in drawn:
+                mid = xs[i] + cell / 2
+                _arrow(ax, (mid, y_in + cell_h), (mid, y_lstm))
+                _arrow(ax, (mid, y_lstm + 0.3), (mid, y_h))
+            top_h = y_h + cell_h
+            if column == 0:
+                mid = xs[last] + cell / 2
+                _arrow(ax, (mid, top_h), (mid, y_head))
+                _label(ax, mid - 0.1, (top_h + y_head) / 2, "마지막 은닉 상태만", ha="right",
+                       size=8)
+            elif column == 1:
+                y_att = 2.15
+                _box(ax, xs[0], y_att, steps * cell, 0.34, "가산 어텐션", color=ATTENTION,
+                     fontsize=8.5)
+                for i in drawn:
+                    mid = xs[i] + cell / 2
+                    _arrow(ax, (mid, top_h), (mid, y_att), color=INK if i == last else "#888888",
+                           width=0.9 if i == last else 0.6)
+                _label(ax, xs[0] - 0.05, (top_h + y_att) / 2, "키·값", ha="right", size=7.5)
+                _label(ax, xs[-1] + cell + 0.05, (top_h + y_att) / 2, "쿼리", ha="left",
+                       size=7.5)
+                _arrow(ax, (centre, y_att + 0.34), (centre, y_head))
+                _label(ax, centre + 0.08, (y_att + 0.34 + y_head) / 2, "컨텍스트 벡터",
+                       ha="left", size=7.5)
+            else:
+                y_att, y_out, y_pool = 1.98, 2.5, 2.9
+                _box(ax, xs[0], y_att, steps * cell, 0.3, "멀티 헤드 셀프 어텐션",
+                     color=ATTENTION, fontsize=8)
+                _token_row(ax, xs, y_out, [n and "" for n in names], [MIXED] * steps,
+                           size=cell, height=0.18)
+                for i in drawn:
+                    mid = xs[i] + cell / 2
+                    _arrow(ax, (mid, top_h), (mid, y_att), color="#888888", width=0.6)
+                    _arrow(ax, (mid, y_att + 0.3), (mid, y_out), color="#888888", width=0.6)
+                _box(ax, xs[0], y_pool, steps * cell, 0.24, "시간 축 평균", color=PLAIN,
+                     fontsize=8)
+                _arrow(ax, (centre, y_out + 0.18), (centre, y_pool))
+                _arrow(ax, (centre, y_pool + 0.24), (centre, y_head))
+            _box(ax, xs[0], y_head, steps * cell, 0.3, "분류 헤드", color=FFN, fontsize=8.5)
+            _arrow(ax, (centre, y_head + 0.3), (centre, y_head + 0.47))
+            _label(ax, centre, y_head + 0.58, "레이블 1의 확률", size=7.5)
+    return fig
+
+
+def bottleneck(source: Sequence[str] = ("나는", "학교에", "간다"),
+               target: Sequence[str] = ("I", "go", "to", "school"), *, step: int = 1,
+               attend_to: int = 2) -> Figure:
+    """An RNN encoder-decoder without and with attention: one fixed vector, or every state.
+
+    Left: the encoder reads the source tokens into hidden states ``h_j``, and only the last
+    one goes on, as the summary of the whole sentence, to the decoder, whose states ``s_t``
+    produce the target tokens. Right: the same encoder; for the target token at ``step`` the
+    decoder looks at every ``h_j`` again (the line to ``attend_to`` drawn heavy) and their
+    weighted average, the context vector, goes into its state.
+
+    Parameters
+    ----------
+    source : sequence of str, 2 to 5 tokens
+        The encoder's input tokens.
+    target : sequence of str, 2 to 5 tokens
+        The tokens the decoder produces.
+    step : int, default 1
+        The target position whose context vector is drawn (0-based, ``< len(target)``).
+    attend_to : int, default 2
+        The source position that context vector weighs most (0-based, ``< len(source)``).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        7 inches wide; show it with :func:`show`.
+
+    Raises
+    ------
+    TypeError
+        If ``source`` or ``target`` is not a sequence of strings (a single str is refused),
+        or ``step`` or ``attend_to`` is not an integer.
+    ValueError
+        If a sequence holds fewer than 2 or more than 5 tokens or an empty string, or ``step``
+        or ``attend_to`` is out of range.
+
+    Notes
+    -----
+    Sutskever et al. (2014), figure 1; Cho et al. (2014); Bahdanau et al. (2015), figure 1;
+    chapter 1.
+
+    Examples
+    --------
+    >>> {"요약 벡터 하나", "컨텍스트 벡터", "간다"} <= set(labels(bottleneck()))
+    True
+    """
+    source = strings(source, "source", low=2, high=5)
+    target = strings(target, "target", low=2, high=5)
+    step = integer(step, "step", low=0, high=len(target) - 1)
+    attend_to = integer(attend_to, "attend_to", low=0, high=len(source) - 1)
+    height, tok_w, tok_h, gap = 3.9, 0.5, 0.3, 0.12
+    y_src, y_h, y_mid, y_s, y_out = 0.3, 0.95, 1.75, 2.55, 3.1
+
+    def row(n, centre):
+        start = centre - (n * tok_w + (n - 1) * gap) / 2
+        return [start + i * (tok_w + gap) for i in range(n)]
+
+    def sequence(xs, y_tokens, y_states, tokens, state, color, upward):
+        for i, (x, token) in enumerate(zip(xs, tokens, strict=True)):
+            _box(ax, x, y_tokens, tok_w, tok_h, token, color="white", fontsize=8)
+            _box(ax, x, y_states, tok_w, tok_h, rf"${state}_{{{i + 1}}}$", color=color,
+                 fontsize=8.5)
+            ends = (y_tokens + tok_h, y_states) if upward else (y_states + tok_h, y_tokens)
+            _arrow(ax, (x + tok_w / 2, ends[0]), (x + tok_w / 2, ends[1]))
+            if i:
+                _arrow(ax, (x - gap, y_states + tok_h / 2), (x, y_states + tok_h / 2))
+
+    with _style():
+        fig, ax = _canvas(WIDTH, height, "bottleneck")
+        for centre, title in ((1.75, "어텐션 없이"), (5.25, "어텐션")):
+            _label(ax, centre, height - 0.17, title, size=9.5, fontweight="bold")
+            enc, dec = row(len(source), centre), row(len(target), centre)
+            sequence(enc, y_src, y_h, source, "h", KEY_VALUE, upward=True)
+            sequence(dec, y_out, y_s, target, "s", QUERY, upward=False)
+            _label(ax, enc[0] - 0.08, y_h + tok_h / 2, "인코더", ha="right", size=8)
+            _label(ax, dec[0] - 0.08, y_s + tok_h / 2, "디코더", ha="right", size=8)
+        _label(ax, 1.75, height - 0.43, "문장 전체가 벡터 하나를 지난다", size=7.5,
+               color="#555555")
+        _label(ax, 5.25, height - 0.43, "단어마다 은닉 상태 전부를 다시 본다", size=7.5,
+               color="#555555")
+        enc, dec = row(len(source), 1.75), row(len(target), 1.75)
+        _box(ax, 1.25, y_mid, 1.0, 0.32, "요약 벡터 하나", color=MIXED, fontsize=8)
+        _arrow(ax, (enc[-1] + tok_w / 2, y_h + tok_h), (2.05, y_mid))
+        _arrow(ax, (1.45, y_mid + 0.32), (dec[0] + tok_w / 2, y_s))
+        enc, dec = row(len(source), 5.25), row(len(target), 5.25)
+        box_x = 3.75
+        _box(ax, box_x, y_mid, 1.05, 0.32, "컨텍스트 벡터", color=ATTENTION, fontsize=8)
+        for j, x in enumerate(enc):
+            heavy = j == attend_to
+            _arrow(ax, (x + tok_w / 2, y_h + tok_h), (box_x + 0.52, y_mid),
+                   width=2.2 if heavy else 0.6, color=INK if heavy else "#888888", style="-")
+        _arrow(ax, (box_x + 0.52, y_mid + 0.32), (dec[step] + tok_w / 2, y_s), rad=-0.2)
+        _label(ax, box_x - 0.08, y_mid + 0.16, "가중 평균\n(굵을수록 큰 가중치)", ha="right",
+               size=7.5, color="#555555", linespacing=1.4)
+    return fig
+
+
+def flash_tiling(n: int = 8, block: int = 2, query_block: int = 1, chunk: int = 2) -> Figure:
+    """FlashAttention's tiling: key and value chunks slide over one query block's rows of the
+    n x n score matrix, while a running maximum, sum and output are kept per query.
+
+    The n x n grid is the score matrix (row = query, column = key), which is never stored
+    whole. The query block ``query_block`` (``block`` rows, orange) is read once; the key and
+    value chunks of ``block`` columns are read one after another. The chunk ``chunk`` is the
+    one being read now (its block of scores drawn orange), the chunks before it are done
+    (grey), the ones after it are still to come (white). On the right, the three running
+    values online softmax keeps for each query of the block.
+
+    Parameters
+    ----------
+    n : int, default 8
+        Queries and keys drawn, 4 to 12.
+    block : int, default 2
+        Rows of a query block and columns of a key chunk, 1 to ``n // 2``; must divide ``n``.
+    query_block : int, default 1
+        The query block drawn (0-based, ``< n // block``).
+    chunk : int, default 2
+        The key and value chunk being read (0-based, ``< n // block``).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        7 inches wide; show it with :func:`show`.
+
+    Raises
+    ------
+    TypeError
+        If an argument is not an integer.
+    ValueError
+        If ``n`` is not in 4..12, ``block`` not in 1..n // 2 or does not divide ``n``, or
+        ``query_block`` or ``chunk`` is out of range.
+
+    Notes
+    -----
+    Milakov and Gimelshein (2018), algorithm 3 (online softmax); Rabe and Staats (2021);
+    Dao et al. (2022), algorithm 1 and figure 1; chapter 7.
+
+    Examples
+    --------
+    >>> fig = flash_tiling(8, 2, query_block=1, chunk=2)
+    >>> "키·값 청크 3 (지금 읽는 것)" in labels(fig)
+    True
+    """
+    n = integer(n, "n", low=4, high=12)
+    block = integer(block, "block", low=1, high=n // 2)
+    if n % block:
+        raise ValueError(f"block must divide n; got n={n}, block={block}")
+    blocks = n // block
+    query_block = integer(query_block, "query_block", low=0, high=blocks - 1)
+    chunk = integer(chunk, "chunk", low=0, high=blocks - 1)
+    height, size = 3.9, 2.4 / n
+    x0, top = 1.25, 3.05
+    rows = range(query_block * block, (query_block + 1) * block)
+
+    def shade(i, j):
+        if i not in rows:
+            return None
+        return QUERY if j // block == chunk else (PLAIN if j // block < chunk else None)
+
+    with _style():
+        fig, ax = _canvas(WIDTH, height, "flash_tiling")
+        _grid(ax, x0, top, n, size, shade)
+        y_q = top - (query_block + 1) * block * size
+        for x, w in ((x0, n * size), (x0 + chunk * block * size, block * size)):
+            ax.add_patch(FancyBboxPatch((x, y_q), w, block * size, boxstyle="square,pad=0",
+                                        facecolor="none", edgecolor=INK, linewidth=1.2))
+        for j in range(blocks):  # the key and value chunks above the matrix
+            colour = KEY_VALUE if j == chunk else ("#d8eef6" if j < chunk else "white")
+            _box(ax, x0 + j * block * size + 0.02, top + 0.08, block * size - 0.04, 0.22,
+                 color=colour)
+        left = x0 + chunk * block * size
+        _label(ax, left + block * size / 2, top + 0.52, f"키·값 청크 {chunk + 1} (지금 읽는 것)",
+               size=8)
+        _label(ax, x0 - 0.05, top + 0.19, "키·값", ha="right", size=8)
+        _box(ax, x0 - 0.3, y_q + 0.02, 0.22, block * size - 0.04, color=QUERY)
+        _label(ax, x0 - 0.36, y_q + block * size / 2, f"쿼리 블록 {query_block + 1}",
+               ha="right", size=8)
+        _label(ax, x0 + n * size / 2, top - n * size - 0.2,
+               f"스코어 행렬 ({n} × {n}): 통째로 만들지 않는다", size=8)
+        _label(ax, x0 + n * size / 2, top - n * size - 0.42,
+               "청크는 왼쪽부터 차례로 지나간다 (회색: 읽음, 흰색: 남음)", size=7.5,
+               color="#555555")
+        x_state = 4.3
+        _label(ax, x_state, top + 0.52, "쿼리마다 들고 다니는 것", ha="left", size=8.5,
+               fontweight="bold")
+        entries = (("최댓값 m", "지금까지 본 스코어의 최댓값"),
+                   ("지수의 합 ℓ", "새 최댓값에 맞춰 다시 곱한 합"),
+                   ("출력 누적 O", "값에 지수를 곱해 더한 합"))
+        for k, (name, note) in enumerate(entries):
+            y = top - 0.2 - k * 0.62
+            _box(ax, x_state, y, 0.95, 0.34, name, color=NORM, fontsize=8)
+            _label(ax, x_state + 1.05, y + 0.17, note, ha="left", size=7.5)
+        _arrow(ax, (x0 + n * size, y_q + block * size / 2),
+               (x_state, top - 0.2 - 0.62 + 0.17), rad=-0.15, color="#888888", width=0.7)
+        _label(ax, x_state, top - 2.2, "청크마다 세 값을 갱신하고,", ha="left", size=8)
+        _label(ax, x_state, top - 2.42, "마지막에 O를 ℓ로 한 번 나눈다", ha="left", size=8)
+    return fig
+
 
 
 def labels(fig: Figure) -> list[str]:

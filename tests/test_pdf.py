@@ -216,6 +216,9 @@ DIAGRAM_PAGES = {
     "fig-ch10-diagram-ring-buffer": "chapters/10_grouped_query_sliding_window",
     "fig-ch10-diagram-window-cone": "chapters/10_grouped_query_sliding_window",
     "fig-ch11-diagram-rope": "chapters/11_rotary_alibi_length",
+    "fig-ch1-diagram-bottleneck": "chapters/01_attention_intuition",
+    "fig-ch5-diagram-models": "chapters/05_lstm_attention_time_series",
+    "fig-ch7-diagram-tiling": "chapters/07_attention_cost",
 }
 
 

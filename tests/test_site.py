@@ -169,6 +169,13 @@ DIAGRAMS = {
     "fig-ch10-diagram-window-cone": ("chapters/10_grouped_query_sliding_window",
                                      ["레이어 3", "가장 먼 입력"]),
     "fig-ch11-diagram-rope": ("chapters/11_rotary_alibi_length", ["사이 각 2θ", "q1"]),
+    "fig-ch1-diagram-bottleneck": ("chapters/01_attention_intuition",
+                                   ["어텐션 없이", "요약 벡터 하나", "컨텍스트 벡터", "인코더"]),
+    "fig-ch5-diagram-models": ("chapters/05_lstm_attention_time_series",
+                               ["LSTM + 가산 어텐션", "멀티 헤드 셀프 어텐션", "시간 축 평균",
+                                "마지막 은닉 상태만"]),
+    "fig-ch7-diagram-tiling": ("chapters/07_attention_cost",
+                               ["쿼리 블록 2", "키·값 청크 3 (지금 읽는 것)", "지수의 합 ℓ"]),
 }
 SVG_NS = "{http://www.w3.org/2000/svg}"
 

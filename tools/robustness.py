@@ -160,11 +160,11 @@ DESCRIPTIONS = {
                                                 "위치 15와 63 사이의 차이"),
     "ch11_scaled_16_interpolation": ("같은 RoPE 모델에 추가 학습 없이 위치 보간(4배)을 적용했을 때 "
                                      "길이 16에서 맞게 읽은 비율"),
-    "ch11_scaled_16_yarn": ("같은 RoPE 모델에 추가 학습 없이 YaRN의 주파수(4배)를 적용했을 때 "
+    "ch11_scaled_16_yarn": ("같은 RoPE 모델에 추가 학습 없이 YaRN(4배)을 적용했을 때 "
                             "길이 16에서 맞게 읽은 비율"),
-    "ch11_scaled_16_ntk": ("같은 RoPE 모델에 추가 학습 없이 NTK-aware 주파수(4배)를 적용했을 때 "
+    "ch11_scaled_16_ntk": ("같은 RoPE 모델에 추가 학습 없이 NTK-aware 보간(4배)을 적용했을 때 "
                            "길이 16에서 맞게 읽은 비율"),
-    "ch11_scaled_64_ntk_gain": ("NTK-aware 주파수가 길이 64의 정확도를 원래 RoPE 모델보다 "
+    "ch11_scaled_64_ntk_gain": ("NTK-aware 보간이 길이 64의 정확도를 원래 RoPE 모델보다 "
                                 "올린 폭(%p)"),
     "ch11_longer_alibi_gentle_far": ("ALiBi 모델 첫 레이어의 헤드 3(경사 1/256)이 위치 "
                                      "63에서 거리 16 이상의 키에 준 가중치의 합"),

@@ -43,6 +43,15 @@ DIAGRAMS = {
                                {"행렬 형태", "순환 형태", "청크 형태", "대각 블록: 행렬 곱",
                                 "아래 블록: 상태로 전달", "감쇠 비율을 담은 인과 마스크"}),
     "hybrid_stack": (diagrams.hybrid_stack, {"어텐션", "KV 캐시", "상태", "Gated", "DeltaNet"}),
+    "lstm_classifiers": (diagrams.lstm_classifiers,
+                         {"LSTM", "LSTM + 가산 어텐션", "LSTM + 멀티 헤드 어텐션", "가산 어텐션",
+                          "멀티 헤드 셀프 어텐션", "시간 축 평균", "분류 헤드",
+                          "마지막 은닉 상태만", "키·값", "쿼리", "컨텍스트 벡터"}),
+    "bottleneck": (diagrams.bottleneck, {"어텐션 없이", "어텐션", "요약 벡터 하나", "컨텍스트 벡터",
+                                         "인코더", "디코더", "나는", "school"}),
+    "flash_tiling": (diagrams.flash_tiling, {"쿼리 블록 2", "키·값 청크 3 (지금 읽는 것)",
+                                             "최댓값 m", "지수의 합 ℓ", "출력 누적 O",
+                                             "스코어 행렬 (8 × 8): 통째로 만들지 않는다"}),
 }
 
 
@@ -127,6 +136,43 @@ def test_window_cone_reaches_l_times_w_minus_1_back():
     assert len(filled) == 5 + 3 + 1                  # input 4 back, layer 1 two back, top
 
 
+def filled_boxes(fig, colour):
+    from matplotlib.patches import FancyBboxPatch  # noqa: PLC0415 - only these tests
+
+    rgba = matplotlib.colors.to_rgba(colour)
+    return [p for p in fig.findobj(FancyBboxPatch) if p.get_facecolor() == rgba]
+
+
+def test_lstm_classifiers_only_the_additive_model_has_a_query_and_the_lstm_uses_h_t_alone():
+    fig = diagrams.lstm_classifiers(5)
+    assert len(filled_boxes(fig, diagrams.QUERY)) == 1  # h_T of the additive model
+    # h_1, h_2, h_3, h_T: the LSTM's h_T, all four of the MHA model, three of the additive one
+    assert len(filled_boxes(fig, diagrams.KEY_VALUE)) == 1 + 4 + 3
+    found = diagrams.labels(fig)
+    assert found.count("분류 헤드") == 3 and found.count("$h_T$") == 3
+    assert diagrams.labels(diagrams.lstm_classifiers(7)).count("$x_5$") == 3
+
+
+def test_bottleneck_draws_every_token_and_one_heavy_line():
+    fig = diagrams.bottleneck(("a", "b", "c", "d"), ("x", "y"), step=1, attend_to=0)
+    found = diagrams.labels(fig)
+    assert all(found.count(token) == 2 for token in "abcdxy")  # once in each panel
+    widths = sorted(p.get_linewidth() for p in fig.axes[0].patches
+                    if type(p).__name__ == "FancyArrowPatch")
+    assert widths[-1] == 2.2 and widths[-2] < 1  # one heavy line, to attend_to
+
+
+def test_flash_tiling_shades_the_current_tile_and_the_chunks_read_before_it():
+    fig = diagrams.flash_tiling(8, 2, query_block=1, chunk=2)
+    tile = [p for p in filled_boxes(fig, diagrams.QUERY) if p.get_linewidth() == 0.4]
+    done = [p for p in filled_boxes(fig, diagrams.PLAIN) if p.get_linewidth() == 0.4]
+    assert len(tile) == 2 * 2 and len(done) == 2 * 2 * 2  # rows 2-3; chunks 0, 1 before it
+    assert {p.get_x() for p in tile} == {1.25 + 4 * 0.3, 1.25 + 5 * 0.3}
+    assert {round(p.get_y(), 6) for p in tile} == {round(3.05 - 3 * 0.3, 6),
+                                                   round(3.05 - 4 * 0.3, 6)}
+    assert "키·값 청크 1 (지금 읽는 것)" in diagrams.labels(diagrams.flash_tiling(6, 3, 0, 0))
+
+
 def test_kv_cache_marks_only_the_new_position_as_computed():
     labels = diagrams.labels(diagrams.kv_cache(5, 3))
     assert labels.count("계산") == 5 * 3 + 3 and labels.count("K, V") == 4 * 3
@@ -153,6 +199,14 @@ def test_kv_cache_marks_only_the_new_position_as_computed():
     (lambda: diagrams.ring_buffer(1), ValueError, r"window must be an integer in \[2, 8\]"),
     (lambda: diagrams.window_cone(4, 5), ValueError, "num_layers must be an integer in"),
     (lambda: diagrams.rope_rotation(2.0), ValueError, "theta must be"),
+    (lambda: diagrams.lstm_classifiers(2), ValueError, r"steps must be an integer in \[3, 7\]"),
+    (lambda: diagrams.lstm_classifiers(5.0), TypeError, "steps must be an integer"),
+    (lambda: diagrams.bottleneck(("나는",)), ValueError, "source must hold 2 to 5"),
+    (lambda: diagrams.bottleneck(target="go"), TypeError, "target must be a sequence"),
+    (lambda: diagrams.bottleneck(step=4), ValueError, r"step must be an integer in \[0, 3\]"),
+    (lambda: diagrams.flash_tiling(8, 3), ValueError, "block must divide n"),
+    (lambda: diagrams.flash_tiling(8, 5), ValueError, r"block must be an integer in \[1, 4\]"),
+    (lambda: diagrams.flash_tiling(8, 2, chunk=4), ValueError, "chunk must be an integer in"),
 ])
 def test_bad_input_raises_a_clear_error(call, error, message):
     with pytest.raises(error, match=message):
