@@ -32,6 +32,12 @@ def open_page(page, server, name):
     return response
 
 
+LOAD_LAZY_IMAGES_JS = """() => Promise.all([...document.images].map(img => {
+  img.loading = 'eager';
+  return img.decode().catch(() => null);
+}))"""
+
+
 def wait_for_math(page):
     if page.locator(".math").count():
         page.wait_for_function(
@@ -44,6 +50,7 @@ def test_page_renders_offline(page, server, name):
     response = open_page(page, server, name)
     assert response.status == 200
     wait_for_math(page)
+    page.evaluate(LOAD_LAZY_IMAGES_JS)  # pictures below the first screen load as they come near
     broken = page.evaluate("[...document.images].filter(i => !i.complete || i.naturalWidth === 0)"
                            ".map(i => i.src)")
     assert not broken, f"{name}: images that did not load: {broken}"
@@ -304,7 +311,7 @@ TOO_WIDE_JS = r"""() => {
 }"""
 
 MATH_DONE_JS = """async () => {
-  if (!document.querySelector('.math')) return;
+  if (!document.querySelector('.math:not(:has(mjx-container))')) return;
   for (let i = 0; !(window.MathJax && MathJax.startup && MathJax.startup.promise); i++) {
     if (i > 400) throw new Error('MathJax did not start');
     await new Promise(resolve => setTimeout(resolve, 50));
