@@ -24,18 +24,18 @@ from tools.toc import ROOT, toc_files, toc_notebooks
 
 SHOTS = ROOT / "_build" / "screenshots"
 HANGUL = re.compile(r"[가-힣]{2,}")
+# A page fetches its pictures as they come near (loading="lazy"); the tests look at all of them
+LOAD_LAZY_IMAGES_JS = """() => Promise.all([...document.images].map(img => {
+  img.loading = 'eager';
+  return img.decode().catch(() => null);
+}))"""
 
 
 def open_page(page, server, name):
     response = page.goto(f"{server}/{name}.html", wait_until="load")
     page.wait_for_load_state("networkidle")
+    page.evaluate(LOAD_LAZY_IMAGES_JS)
     return response
-
-
-LOAD_LAZY_IMAGES_JS = """() => Promise.all([...document.images].map(img => {
-  img.loading = 'eager';
-  return img.decode().catch(() => null);
-}))"""
 
 
 def wait_for_math(page):
@@ -50,7 +50,6 @@ def test_page_renders_offline(page, server, name):
     response = open_page(page, server, name)
     assert response.status == 200
     wait_for_math(page)
-    page.evaluate(LOAD_LAZY_IMAGES_JS)  # pictures below the first screen load as they come near
     broken = page.evaluate("[...document.images].filter(i => !i.complete || i.naturalWidth === 0)"
                            ".map(i => i.src)")
     assert not broken, f"{name}: images that did not load: {broken}"
@@ -270,6 +269,7 @@ def test_no_page_is_wider_than_a_phone(browser, server, name):
     try:
         page = context.new_page()
         page.goto(f"{server}/{name}.html", wait_until="load")
+        page.evaluate(LOAD_LAZY_IMAGES_JS)
         page.evaluate(MATH_DONE_JS)
         draw_figures(page)
         page.evaluate("window.scrollTo(0, 0)")
