@@ -225,3 +225,13 @@ def test_formulas_come_typeset_and_no_page_loads_mathjax(built_site, name):
     assert all(f.find("mjx-container").get("data-tex") for f in formulas)
     assert not [s["src"] for s in html.select("script[src]") if "mathjax" in s["src"].lower()]
     assert not [s for s in html.select("script:not([src])") if "MathJax" in s.get_text()]
+
+
+@pytest.mark.parametrize("nb_path", toc_notebooks(), ids=str)
+def test_article_pictures_are_fetched_as_they_come_near(built_site, nb_path):
+    """A phone fetches the pictures of a chapter as the reader scrolls to them, not with the
+    page (loading="lazy"); tools/pdf.py and the browser tests load them all."""
+    images = soup(page(built_site, nb_path.with_suffix(""))).select("article img")
+    assert images, f"{nb_path}: no pictures"
+    eager = [img["src"] for img in images if img.get("loading") != "lazy"]
+    assert not eager, f"{nb_path}: pictures loaded with the page: {eager}"
