@@ -18,8 +18,10 @@ from pathlib import Path
 
 FONTAWESOME_JS = Path("_static") / "scripts" / "fontawesome.js"
 HTML_BUILDERS = ("html", "dirhtml")
-# An icon element of the theme: empty, with Font Awesome's classes
-ICON = re.compile(r'<i (?P<attrs>[^>]*\bclass="(?P<classes>[^"]*\bfa-[^"]*)"[^>]*)></i>')
+# An icon element of the theme: an empty <i> or <span> with Font Awesome's classes (the
+# <span>-s are drawn by Font Awesome's web font, which a page then no longer needs at first)
+ICON = re.compile(r'<(?P<tag>i|span) (?P<attrs>[^>]*\bclass="(?P<classes>[^"]*\bfa-[^"]*)"'
+                  r'[^>]*)></(?P=tag)>')
 SCRIPT = re.compile(r'<script defer src="[^"]*_static/scripts/fontawesome\.js[^"]*"></script>\s*')
 # The icon packs the script defines, in the order it defines them: d("fab",p) ends each pack
 PACK_END = re.compile(r'\b\w\("(fab|far|fas)",\w\)')

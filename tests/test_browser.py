@@ -24,11 +24,17 @@ from tools.toc import ROOT, toc_files, toc_notebooks
 
 SHOTS = ROOT / "_build" / "screenshots"
 HANGUL = re.compile(r"[가-힣]{2,}")
+# A page fetches its pictures as they come near (loading="lazy"); the tests look at all of them
+LOAD_LAZY_IMAGES_JS = """() => Promise.all([...document.images].map(img => {
+  img.loading = 'eager';
+  return img.decode().catch(() => null);
+}))"""
 
 
 def open_page(page, server, name):
     response = page.goto(f"{server}/{name}.html", wait_until="load")
     page.wait_for_load_state("networkidle")
+    page.evaluate(LOAD_LAZY_IMAGES_JS)
     return response
 
 
@@ -263,6 +269,7 @@ def test_no_page_is_wider_than_a_phone(browser, server, name):
     try:
         page = context.new_page()
         page.goto(f"{server}/{name}.html", wait_until="load")
+        page.evaluate(LOAD_LAZY_IMAGES_JS)
         page.evaluate(MATH_DONE_JS)
         draw_figures(page)
         page.evaluate("window.scrollTo(0, 0)")
@@ -304,7 +311,7 @@ TOO_WIDE_JS = r"""() => {
 }"""
 
 MATH_DONE_JS = """async () => {
-  if (!document.querySelector('.math')) return;
+  if (!document.querySelector('.math:not(:has(mjx-container))')) return;
   for (let i = 0; !(window.MathJax && MathJax.startup && MathJax.startup.promise); i++) {
     if (i > 400) throw new Error('MathJax did not start');
     await new Promise(resolve => setTimeout(resolve, 50));

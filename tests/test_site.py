@@ -203,3 +203,42 @@ def test_diagrams_are_vector_images_with_their_labels_as_text(built_site, name):
     assert "@font-face" in svg and "font/ttf;base64," in svg, f"{name}: its font is not inside"
     assert re.match(r"그림 \d+\.\d+", figure.find("figcaption").get_text(" ", strip=True))
     assert HANGUL.search(figure.find("img").get("alt", "")), f"{name}: no Korean alt text"
+
+
+@pytest.mark.parametrize("name", toc_files(), ids=str)
+def test_one_stylesheet_holds_back_the_first_paint(built_site, name):
+    """A phone paints nothing before it has every stylesheet of <head>: each page links one
+    (_ext/page_loading), and every file that stylesheet names exists."""
+    html_path = page(built_site, name)
+    links = soup(html_path).select('head link[rel="stylesheet"]')
+    assert len(links) == 1, f"{name}: {len(links)} stylesheets in <head>"
+    css_path = (html_path.parent / links[0]["href"]).resolve()
+    css = css_path.read_text(encoding="utf-8")
+    assert "@import" not in css
+    for url in re.findall(r'url\(\s*["\']?([^"\')]+)', css):
+        if not re.match(r"data:|[a-z]+://|#", url):
+            target = (css_path.parent / url.split("?")[0].split("#")[0]).resolve()
+            assert target.is_file(), f"{name}: the stylesheet names {url}, which is missing"
+
+
+@pytest.mark.parametrize("name", toc_files(), ids=str)
+def test_formulas_come_typeset_and_no_page_loads_mathjax(built_site, name):
+    """Every formula is MathJax's output already in the page, with the TeX it came from;
+    no page loads MathJax's script (1 MB) to typeset in the reader's browser."""
+    html = soup(page(built_site, name))
+    formulas = html.select(".math")
+    untypeset = [f.get_text()[:60] for f in formulas if f.find("mjx-container") is None]
+    assert not untypeset, f"{name}: formulas not typeset: {untypeset[:5]}"
+    assert all(f.find("mjx-container").get("data-tex") for f in formulas)
+    assert not [s["src"] for s in html.select("script[src]") if "mathjax" in s["src"].lower()]
+    assert not [s for s in html.select("script:not([src])") if "MathJax" in s.get_text()]
+
+
+@pytest.mark.parametrize("nb_path", toc_notebooks(), ids=str)
+def test_article_pictures_are_fetched_as_they_come_near(built_site, nb_path):
+    """A phone fetches the pictures of a chapter as the reader scrolls to them, not with the
+    page (loading="lazy"); tools/pdf.py and the browser tests load them all."""
+    images = soup(page(built_site, nb_path.with_suffix(""))).select("article img")
+    assert images, f"{nb_path}: no pictures"
+    eager = [img["src"] for img in images if img.get("loading") != "lazy"]
+    assert not eager, f"{nb_path}: pictures loaded with the page: {eager}"

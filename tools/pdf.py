@@ -71,7 +71,9 @@ KEEP_WHOLE = 0.5
 # link target, so that Chromium writes a destination for it; returns the H1 and the section
 # headings (formulas in them as TeX, lightly simplified) for the bookmarks.
 PREPARE_JS = r"""async ([pageHeight, keepWhole]) => {
-  if (document.querySelector('.math')) {
+  // Formulas are typeset when the site is built (_ext/page_loading); MathJax typesets in the
+  // browser only those that were not (a build without Node.js)
+  if (document.querySelector('.math:not(:has(mjx-container))')) {
     for (let i = 0; !(window.MathJax && MathJax.startup && MathJax.startup.promise); i++) {
       if (i > 400) throw new Error('MathJax did not start');
       await new Promise(resolve => setTimeout(resolve, 50));
@@ -79,6 +81,7 @@ PREPARE_JS = r"""async ([pageHeight, keepWhole]) => {
     await MathJax.startup.promise;
   }
   await document.fonts.ready;
+  document.querySelectorAll('img[loading="lazy"]').forEach(img => { img.loading = 'eager'; });
   await Promise.all([...document.images].map(img => img.decode().catch(() => null)));
   document.querySelectorAll('details').forEach(d => { d.open = true; });
   document.querySelectorAll('.toggle-hidden').forEach(e => e.classList.remove('toggle-hidden'));
@@ -86,8 +89,9 @@ PREPARE_JS = r"""async ([pageHeight, keepWhole]) => {
   const tex = new Map((window.MathJax && MathJax.startup && MathJax.startup.document)
     ? MathJax.startup.document.getMathItemsWithin(document.body).map(m => [m.typesetRoot, m.math])
     : []);
-  const text = node => tex.has(node)
-    ? tex.get(node).replace(/\\sqrt/g, '√').replace(/[{}\\]/g, '')
+  const source = node => tex.get(node) ?? (node.dataset && node.dataset.tex);
+  const text = node => source(node) !== undefined
+    ? source(node).replace(/\\sqrt/g, '√').replace(/[{}\\]/g, '')
     : node.nodeType === Node.TEXT_NODE ? node.data
     : node.classList && node.classList.contains('headerlink') ? ''
     : [...node.childNodes].map(text).join('');

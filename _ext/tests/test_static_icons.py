@@ -33,6 +33,13 @@ def test_icons_become_svg_and_the_script_goes():
     assert 'd="M1 1z"' in page  # the brand icon
 
 
+def test_span_icons_drawn_by_the_web_font_become_svg_too():
+    page = inline_icons('<button><span class="fa-solid fa-file"></span></button>',
+                        icon_table(SCRIPT))
+    assert "<span" not in page
+    assert 'class="svg-inline--fa fa-solid fa-file"' in page and 'd="M4 4z"' in page
+
+
 def test_an_unknown_icon_stops_the_build():
     with pytest.raises(UnknownIcon, match="fa-nothing"):
         inline_icons('<i class="fa-solid fa-nothing"></i>', icon_table(SCRIPT))

@@ -37,8 +37,8 @@ def machine(monkeypatch):
     return state
 
 
-def test_the_build_needs_a_browser_and_fonts_and_the_tests_node_and_npm_too(machine):
-    assert system_packages.missing() == ["chromium", "fonts-noto-cjk"]
+def test_the_build_needs_a_browser_fonts_and_node_and_the_tests_npm_too(machine):
+    assert system_packages.missing() == ["chromium", "fonts-noto-cjk", "nodejs"]
     assert system_packages.missing(tests=True) == ["chromium", "fonts-noto-cjk", "nodejs", "npm"]
     machine["node"] = "/usr/bin/node"  # Node.js from elsewhere, without npm
     assert system_packages.missing(tests=True) == ["chromium", "fonts-noto-cjk", "npm"]
@@ -53,7 +53,7 @@ def test_as_root_with_apt_get_what_is_missing_is_installed(machine):
 
 
 def test_nothing_missing_nothing_run(machine):
-    machine.update(browser="/usr/bin/chromium", font=True)
+    machine.update(browser="/usr/bin/chromium", font=True, node="/usr/bin/node")
     assert system_packages.install() == []
     assert machine["commands"] == []
 
@@ -61,7 +61,7 @@ def test_nothing_missing_nothing_run(machine):
 @pytest.mark.parametrize("change", [{"root": False}, {"apt": False}])
 def test_not_root_or_no_apt_get_installs_nothing_and_does_not_fail(machine, change):
     machine.update(change)
-    assert system_packages.install() == ["chromium", "fonts-noto-cjk"]
+    assert system_packages.install() == ["chromium", "fonts-noto-cjk", "nodejs"]
     assert machine["commands"] == []
 
 

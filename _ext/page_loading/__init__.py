@@ -1,0 +1,281 @@
+"""How a page loads on a phone: its text and formulas first, everything else when needed.
+
+On a mid-range phone on a slow network (Lighthouse's mobile preset, tools/lighthouse.py) three
+things held back the first paint or kept the phone busy afterwards:
+
+- **Stylesheets.** The theme stack links a dozen stylesheets in ``<head>`` (one of them
+  ``@import``-s another), and the browser paints nothing before it has fetched them all, a few
+  at a time. After the build, each page's stylesheets become one file with the same rules in the
+  same order (``_static/course-styles-HASH.css``; ``url()`` paths rewritten to point where they
+  pointed before), so a page waits for one request instead of twelve.
+- **MathJax** (1 MB of script) typeset every formula in the reader's browser, in one task of over
+  a second on a phone, on every page, with formulas or not; the text moved as formulas replaced
+  their TeX. Now the build typesets them: the same offline MathJax the site would load
+  (sphinx-mathjax-offline) runs once in Node.js (``typeset-math.js``) over every formula of the
+  site, and its CommonHTML, with the MathML that screen readers read, goes into the page in place
+  of the TeX (kept in ``data-tex``; tools/pdf.py names bookmarks with it). The pages link the one
+  stylesheet those formulas need (``_static/course-math.css``, MathJax's fonts from
+  ``_static/mathjax``) and load no MathJax. Without Node.js the build says so, and MathJax typesets
+  in the browser after the page has loaded (``load-mathjax.js`` replaces Sphinx's ``<script>``;
+  pages without formulas load none); tests/test_site.py fails such a site.
+- **Pictures** below the first screen were fetched with the page. Figures in the article are
+  now ``loading="lazy"`` (with their width and height when the page does not set a size), so the
+  browser fetches them as they come near; tools/pdf.py loads them all before printing.
+
+Plotly (interactive_figures) and Font Awesome (static_icons) are handled where they are added.
+Nothing here is downloaded.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import html
+import importlib
+import json
+import posixpath
+import re
+import shutil
+import struct
+import subprocess
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from sphinx.util import logging
+
+logger = logging.getLogger(__name__)
+
+LOADER_JS = "load-mathjax.js"
+TYPESET_JS = Path(__file__).with_name("typeset-math.js")
+MATH_CSS = "course-math.css"
+FONT_URL = "mathjax/output/chtml/fonts/woff-v2"  # relative to _static, where MATH_CSS is
+# In the browser, MathJax scales formulas so that their x-height matches the text's
+# (matchFontHeight): in Noto Sans CJK, the site's Korean font, Chromium measures 0.563 em, and
+# over MathJax's 0.442 em that is the 127.3% MathJax applied to the formulas of the text.
+# Typeset at build time there is no text to measure, so the stylesheet applies that scale.
+MATH_SCALE = 'mjx-container[jax="CHTML"] {\n  font-size: 127.3%;\n}\n'
+# A formula as Sphinx writes it: its TeX, delimited, as the element's only content
+FORMULA = re.compile(r'(<(span|div) class="math notranslate nohighlight"[^>]*>)([^<]*)(</\2>)')
+DELIMITERS = ((r"\(", r"\)", False), (r"\[", r"\]", True), ("$$", "$$", True))
+MATHJAX_SCRIPTS = re.compile(r'[ \t]*<script>window\.MathJax = .*?</script>\n?'
+                             r'|[ \t]*<script\b[^>]*load-mathjax\.js[^>]*></script>\n?')
+HTML_BUILDERS = ("html", "dirhtml")
+MATH = re.compile(r'class="math\b')
+STYLESHEET = re.compile(r'[ \t]*<link\b[^>]*\brel="stylesheet"[^>]*>\n?')
+HREF = re.compile(r'\bhref="([^"]+)"')
+IMPORT = re.compile(r'@import\s+(?:url\()?\s*["\']?([^"\')\s]+)["\']?\s*\)?\s*;')
+URL = re.compile(r'url\(\s*(["\']?)([^"\')]+)\1\s*\)')
+IMG = re.compile(r"<img\b[^>]*>")
+BUNDLE_PREFIX = "course-styles-"
+
+
+# --- MathJax: only on pages with formulas, after the page has loaded -------------------------
+
+def load_mathjax_later(app, pagename, templatename, context, doctree) -> None:
+    """Replace Sphinx's MathJax ``<script>`` with the loader, or drop it on pages without math."""
+    scripts = context.get("script_files")
+    path = app.config.mathjax_path
+    if not scripts or not path:
+        return
+    names = (path, f"_static/{path}")  # as set, and as Sphinx adds a file of _static
+    kept = [s for s in scripts if str(getattr(s, "filename", s) or "") not in names]
+    if len(kept) == len(scripts):
+        return
+    config = "window.MathJax = "
+    has_math = bool(MATH.search(context.get("body", "")))
+    if not has_math:  # its configuration goes too
+        kept = [s for s in kept if not str((getattr(s, "attributes", {}) or {}).get("body", ""))
+                .startswith(config)]
+    context["script_files"] = kept
+    if has_math:
+        from sphinx.builders.html._assets import _JavaScript  # noqa: PLC0415
+        kept.append(_JavaScript(f"_static/{LOADER_JS}", priority=800, defer="defer",
+                                **{"data-mathjax": path}))
+
+
+def copy_loader(app, exception) -> None:
+    if exception is None and app.builder.name in HTML_BUILDERS:
+        shutil.copyfile(Path(__file__).with_name(LOADER_JS),
+                        Path(app.outdir) / "_static" / LOADER_JS)
+
+
+# --- Formulas: typeset at build time ----------------------------------------------------------
+
+def _tex(content: str, display: bool) -> tuple[str, bool]:
+    """The TeX of a formula element's content, and whether it is displayed."""
+    tex = html.unescape(content).strip()
+    for start, end, shown in DELIMITERS:
+        if tex.startswith(start) and tex.endswith(end):
+            return tex[len(start):len(tex) - len(end)].strip(), shown
+    return tex, display  # an amsmath environment, as it is
+
+
+def _mathjax_folder() -> Path:
+    """The offline MathJax that sphinx-mathjax-offline copies into the site."""
+    package = importlib.import_module("sphinx-mathjax-offline")
+    return Path(package.__file__).parent / "static" / "mathjax"
+
+
+def typeset(items: list[tuple[str, bool]]) -> tuple[list[str], str]:
+    """MathJax's CommonHTML of each (TeX, displayed) and the stylesheet they need."""
+    request = {"mathjax": _mathjax_folder().as_posix(), "fontURL": FONT_URL,
+               "items": [list(item) for item in items]}
+    done = subprocess.run([shutil.which("node"), str(TYPESET_JS)], input=json.dumps(request),
+                          capture_output=True, text=True, encoding="utf-8", check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"typesetting the formulas failed:\n{done.stderr}")
+    answer = json.loads(done.stdout)
+    return answer["html"], answer["css"]
+
+
+def typeset_pages(pages: dict[Path, str], static: Path) -> None:
+    """Every formula of ``pages`` ({path: HTML}, changed in place) typeset in the HTML, the
+    stylesheet linked, and no MathJax on pages whose formulas are all typeset."""
+    items = sorted({_tex(m.group(3), m.group(2) == "div") for page in pages.values()
+                    for m in FORMULA.finditer(page)})
+    if not items:
+        return
+    if shutil.which("node") is None:
+        logger.info("page_loading: no Node.js, so MathJax typesets the formulas in the browser")
+        return
+    typeset_html, css = typeset(items)
+    (static / MATH_CSS).write_text(css + MATH_SCALE, encoding="utf-8")
+    done = dict(zip(items, typeset_html, strict=True))
+
+    def replaced(match):
+        tex = _tex(match.group(3), match.group(2) == "div")
+        container = done[tex].replace("<mjx-container ",
+                                      f'<mjx-container data-tex="{html.escape(tex[0])}" ', 1)
+        return match.group(1) + container + match.group(4)
+
+    for path, page in pages.items():
+        if not FORMULA.search(page):
+            continue
+        page = FORMULA.sub(replaced, page)
+        href = posixpath.relpath((static / MATH_CSS).as_posix(), path.parent.as_posix())
+        page = page.replace("</head>", f'  <link rel="stylesheet" href="{href}" />\n</head>', 1)
+        if not re.search(r'class="math\b[^"]*"[^>]*>(?!<mjx-container)', page):
+            page = MATHJAX_SCRIPTS.sub("", page)
+        pages[path] = page
+
+
+# --- Stylesheets: one file per set of stylesheets ---------------------------------------------
+
+def _local(url: str) -> bool:
+    return not re.match(r"^(?:[a-z][a-z0-9+.-]*:|/|#)", url, re.I)
+
+
+def _inline_css(file: Path, bundle_dir: Path, seen: set[Path]) -> str:
+    """``file``'s rules with its relative ``@import``-s inlined and its ``url()``-s made
+    relative to ``bundle_dir``."""
+    seen.add(file)
+    text = file.read_text(encoding="utf-8")
+
+    def moved(match):
+        quote, url = match.groups()
+        if not _local(url):
+            return match.group(0)
+        parts = urlsplit(url)
+        target = posixpath.normpath((file.parent / parts.path).as_posix())
+        new = posixpath.relpath(target, bundle_dir.as_posix())
+        new += (f"?{parts.query}" if parts.query else "") + (f"#{parts.fragment}"
+                                                              if parts.fragment else "")
+        return f"url({quote}{new}{quote})"
+
+    out, last = [f"/* {file.name} */\n"], 0
+    for match in IMPORT.finditer(text):
+        target = (file.parent / urlsplit(match.group(1)).path).resolve()
+        if _local(match.group(1)) and target not in seen and target.is_file():
+            out += [URL.sub(moved, text[last:match.start()]),
+                    _inline_css(target, bundle_dir, seen)]
+            last = match.end()
+    return "".join([*out, URL.sub(moved, text[last:]), "\n"])
+
+
+def bundle_stylesheets(page: str, page_path: Path, outdir: Path, bundles: dict) -> str:
+    """The page with its ``<head>`` stylesheets replaced by one bundle (written once per set)."""
+    head_end = page.find("</head>")
+    links = [m for m in STYLESHEET.finditer(page, 0, head_end)
+             if "media=" not in m.group(0)]
+    files = []
+    for link in links:
+        href = HREF.search(link.group(0)).group(1)
+        file = (page_path.parent / urlsplit(href).path).resolve()
+        if not _local(href) or not file.is_file():
+            return page
+        files.append(file)
+    if len(files) < 2:
+        return page
+    key = tuple(files)
+    if key not in bundles:
+        static = outdir / "_static"
+        css = "".join(_inline_css(f, static, set()) for f in files)
+        name = f"{BUNDLE_PREFIX}{hashlib.sha256(css.encode()).hexdigest()[:12]}.css"
+        (static / name).write_text(css, encoding="utf-8")
+        bundles[key] = static / name
+    href = posixpath.relpath(bundles[key].as_posix(), page_path.parent.as_posix())
+    first, rest = links[0], links[1:]
+    out = page[:first.start()] + f'  <link rel="stylesheet" href="{href}" />\n'
+    last = first.end()
+    for link in rest:
+        out += page[last:link.start()]
+        last = link.end()
+    return out + page[last:]
+
+
+# --- Pictures: their size known, fetched when they come near ----------------------------------
+
+def _png_size(file: Path) -> tuple[int, int] | None:
+    with file.open("rb") as f:
+        head = f.read(24)
+    if head[:8] != b"\x89PNG\r\n\x1a\n":
+        return None
+    return struct.unpack(">II", head[16:24])
+
+
+def lazy_images(page: str, page_path: Path) -> str:
+    """The article's ``<img>``-s with ``loading="lazy"`` and, for PNGs without a set size,
+    their width and height."""
+    start, end = page.find("<article"), page.find("</article>")
+    if start < 0 or end < 0:
+        return page
+
+    def fixed(match):
+        tag = match.group(0)
+        if "loading=" in tag:
+            return tag
+        extra = ' loading="lazy"'
+        src = re.search(r'\bsrc="([^"]+)"', tag)
+        file = (page_path.parent / urlsplit(src.group(1)).path) if src else None
+        if (file is not None and _local(src.group(1)) and file.suffix == ".png"
+                and file.is_file() and not re.search(r'\b(width|height|style)=', tag)):
+            size = _png_size(file)
+            if size:
+                extra += f' width="{size[0]}" height="{size[1]}"'
+        return tag[:-1].rstrip("/").rstrip() + extra + (" />" if tag.endswith("/>") else ">")
+
+    return page[:start] + IMG.sub(fixed, page[start:end]) + page[end:]
+
+
+def rewrite_pages(app, exception) -> None:
+    if exception is not None or app.builder.name not in HTML_BUILDERS:
+        return
+    outdir = Path(app.outdir).resolve()
+    static = outdir / "_static"
+    for old in static.glob(f"{BUNDLE_PREFIX}*.css"):
+        old.unlink()
+    originals = {path: path.read_text(encoding="utf-8") for path in outdir.rglob("*.html")}
+    pages = dict(originals)
+    typeset_pages(pages, static)
+    bundles: dict = {}
+    for path, page in pages.items():
+        fixed = lazy_images(bundle_stylesheets(page, path, outdir, bundles), path)
+        if fixed != originals[path]:
+            path.write_text(fixed, encoding="utf-8")
+
+
+def setup(app):
+    app.connect("html-page-context", load_mathjax_later, priority=950)  # after site_fixes
+    app.connect("build-finished", copy_loader)
+    # Last: after the theme has written its final pygments.css and static_icons its icons
+    app.connect("build-finished", rewrite_pages, priority=900)
+    return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}
