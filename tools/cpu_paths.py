@@ -21,6 +21,7 @@ why outputs that depend on a trained model's last digits are never compared exac
 
 from __future__ import annotations
 
+import os
 import platform
 import sys
 
@@ -31,14 +32,20 @@ _BEYOND_AVX2 = ("X86_V4", "AVX512")
 
 
 def numpy_features_beyond_avx2() -> list[str]:
-    """The NumPy dispatch targets this CPU has beyond AVX2, in NumPy's order."""
+    """The NumPy dispatch targets this CPU has beyond AVX2, in NumPy's order.
+
+    In a process that is already capped, NumPy reports the features it was told to disable
+    as absent; they are the CPU's all the same, so those named in this process's
+    ``NPY_DISABLE_CPU_FEATURES`` are kept (a capped run's children stay capped).
+    """
     from numpy._core._multiarray_umath import (  # noqa: PLC0415 - only when capping
         __cpu_dispatch__,
         __cpu_features__,
     )
 
-    return [name for name in __cpu_dispatch__
-            if name.startswith(_BEYOND_AVX2) and __cpu_features__.get(name)]
+    disabled = os.environ.get("NPY_DISABLE_CPU_FEATURES", "").replace(",", " ").split()
+    return [name for name in __cpu_dispatch__ if name.startswith(_BEYOND_AVX2)
+            and (__cpu_features__.get(name) or name in disabled)]
 
 
 def environment(cpu: str) -> dict[str, str]:
