@@ -11,7 +11,8 @@ hour, a ratio to F measured alongside does much less. Writes the table into READ
 status.md (between the bench markers; the rest of status.md is written by hand and by
 tools/robustness.py) and the roadmap table into intro.md. Not a test: numbers depend on the
 machine (tests/test_status.py checks the ratios against the targets). Run it through
-``python3.11 tools/course.py bench``.
+``python3.11 tools/course.py bench``; ``.venv/bin/python tools/benchmark.py --no-lighthouse``
+times the chapters only and leaves the Lighthouse table of status.md as it is.
 """
 
 from __future__ import annotations
@@ -230,7 +231,8 @@ def main() -> None:
     heavy = [r[0] for r in rows if r[2] > TARGET_MB]
     if heavy:
         print(f"over {TARGET_MB} MB: {heavy}", file=sys.stderr)
-    lighthouse.update_status()  # the built site's speed on a phone, per page, into status.md
+    if "--no-lighthouse" not in sys.argv:  # the phone scores are kept as they are
+        lighthouse.update_status()  # the built site's speed on a phone, per page, into status.md
 
 
 if __name__ == "__main__":
