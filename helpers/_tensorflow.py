@@ -12,12 +12,12 @@ which applies them again and then imports TensorFlow. Values the user has alread
 - ``TF_ENABLE_ONEDNN_OPTS=0``: the course's default CPU kernel path (Eigen). ``1`` selects
   oneDNN's kernels; ``tools/course.py robustness`` runs the chapters on both.
 - ``TF_NUM_INTRAOP_THREADS=1``: each operation runs on one thread. The course's models are
-  small, so splitting an operation across cores costs more than it saves: the threads
-  wait on each other, and on a machine that is busy with other work (a reader's browser)
-  they wait longer. With one thread, the chapters that train run about a quarter faster on a
-  2-core machine, quiet or busy, and an operation adds its numbers in the same order
-  whatever the number of cores. TensorFlow still runs independent operations side by side
-  (``TF_NUM_INTEROP_THREADS`` is left alone).
+  small, so splitting an operation across cores gains nothing on a quiet machine (the
+  benchmark's training throughput is the same), while the threads that wait on each other
+  burn CPU time, which on a machine busy with other work (a reader's browser) makes
+  training about a quarter slower. With one thread an operation also adds its numbers in
+  the same order whatever the number of cores. TensorFlow still runs independent
+  operations side by side (``TF_NUM_INTEROP_THREADS`` is left alone).
 - TensorFlow's Python logger at ERROR.
 """
 

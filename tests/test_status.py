@@ -62,9 +62,8 @@ def test_every_chapter_has_a_measured_row_within_the_limits(nb_path):
 # target fails here until it is taken off this list. Kept short and dated: the work to bring
 # them back (cheaper training steps) is open.
 OVER_TARGET = {
-    "09_decoder_only_generation": "5.22 F on the AVX2 path in the benchmark of 2026-11-25",
-    "10_grouped_query_sliding_window": "5.03 F and 5.07 F in the benchmark of 2026-11-25",
-    "11_rotary_alibi_length": "5.27 F and 5.41 F in the benchmark of 2026-11-25",
+    "10_grouped_query_sliding_window": "5.85 F on the AVX2 path in the benchmark of 2026-11-26",
+    "11_rotary_alibi_length": "5.13 F on the default path in the benchmark of 2026-11-26",
 }
 
 
