@@ -30,7 +30,7 @@ from ._tensorflow import keras
 from .decoder_only import _IN_ATTENTION, POSITIONS
 from .keras_transformer import _embedding, _TransformerLayer
 from .positions import _PAIRINGS, _frequencies, _pair_columns, alibi_slopes
-from .training import fit
+from .training import FusedAdam, fit
 
 __all__ = ["RotaryPositionEmbedding", "AlibiBias", "PositionalSelfAttention",
            "DecoderOnlyLayer", "build_decoder_only", "build_decoder_only_with_position",
@@ -511,8 +511,9 @@ def train_language_model(model, inputs, targets, weights, *, epochs: int = 1,
                          learning_rate: float = 1e-2) -> float:
     """Train a next-token model with the loss on the weighted positions only; return seconds.
 
-    Adam with the learning rate rising linearly from 0 to ``learning_rate`` over
-    ``warmup_steps`` and then falling to 0 along a cosine (chapter 8's schedule);
+    Adam (:class:`helpers.training.FusedAdam`) with the learning rate rising linearly
+    from 0 to ``learning_rate`` over ``warmup_steps`` and then falling to 0 along a cosine
+    (chapter 8's schedule);
     cross-entropy on the logits, weighted by ``weights`` (``sample_weight``). Runs
     :func:`helpers.training.fit` silently. The step is not compiled with XLA: for these small
     models and 500 steps, XLA's compilation costs more than it saves.
@@ -554,7 +555,7 @@ def train_language_model(model, inputs, targets, weights, *, epochs: int = 1,
     schedule = keras.optimizers.schedules.CosineDecay(
         0.0, decay_steps=steps - warmup_steps, warmup_target=float(learning_rate),
         warmup_steps=warmup_steps)
-    model.compile(optimizer=keras.optimizers.Adam(learning_rate=schedule),
+    model.compile(optimizer=FusedAdam(learning_rate=schedule),
                   loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
                   jit_compile=False)
     started = time.perf_counter()
