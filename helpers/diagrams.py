@@ -184,6 +184,22 @@ def _ray(ax, centre, radius: float, angle: float, text: str, *, beyond: tuple[fl
            cy + (radius + beyond[1]) * math.sin(angle), text, size=7.5)
 
 
+def _step_up(ax, x: float, y: float, w: float, h: float, label: str, *, color: str,
+             fontsize: float, centre: float, gap: float) -> float:
+    """A box with lower-left corner (x, y) and an arrow ``gap`` long up from its top at
+    ``centre``, the next step of a stack drawn bottom-up; returns the arrow's tip."""
+    _box(ax, x, y, w, h, label, color=color, fontsize=fontsize)
+    _arrow(ax, (centre, y + h), (centre, y + h + gap))
+    return y + h + gap
+
+
+def _residual(ax, x: float, bypass: float, start: float, join) -> None:
+    """A residual connection: from the main path at (x, start) out to ``bypass``, up beside
+    the sublayer, and in to the point ``join`` where it is added."""
+    _line(ax, [x, bypass, bypass], [start, start, join[1]])
+    _arrow(ax, (bypass, join[1]), join)
+
+
 def _plus(ax, x: float, y: float, r: float = 0.12):
     """The circled plus where a residual connection joins."""
     ax.add_patch(Circle((x, y), r, facecolor="white", edgecolor=INK, linewidth=0.8))
@@ -200,33 +216,22 @@ def _layer_column(ax, x: float, y0: float, sublayers, *, post: bool, title: str 
     if title:
         _label(ax, centre, y0 - 0.3, title, size=10, fontweight="bold")
     _arrow(ax, (centre, y0 - 0.12), (centre, y0 + 0.1))
-    y = y0 + 0.1
-    where = {}
+    y, where, up = y0 + 0.1, {}, dict(centre=centre, gap=gap)
     for label, color in sublayers:
         start = y
         if not post:
-            _box(ax, x + 0.35, y, box_w - 0.7, small_h, "레이어 정규화", color=NORM,
-                 fontsize=8)
-            _arrow(ax, (centre, y + small_h), (centre, y + small_h + gap))
-            y += small_h + gap
-        _box(ax, x, y, box_w, box_h, label, color=color, fontsize=8.5)
+            y = _step_up(ax, x + 0.35, y, box_w - 0.7, small_h, "레이어 정규화", color=NORM,
+                         fontsize=8, **up)
         where[label] = (x, y + box_h / 2)
-        y += box_h
-        _arrow(ax, (centre, y), (centre, y + gap))
-        y += gap
+        y = _step_up(ax, x, y, box_w, box_h, label, color=color, fontsize=8.5, **up)
         if post:
             _box(ax, x + 0.2, y, box_w - 0.4, small_h, "더한 뒤 레이어 정규화",
                  color=NORM, fontsize=8)
-            join = y + small_h / 2
-            right = x + 0.2 + box_w - 0.4
+            join = (x + 0.2 + box_w - 0.4, y + small_h / 2)
         else:
             _plus(ax, centre, y + 0.12)
-            join = y + 0.12
-            right = centre + 0.12
-        # the residual connection: from below the sublayer, around it, to the join
-        bypass = x + box_w + 0.25
-        _line(ax, [centre, bypass, bypass], [start - 0.05, start - 0.05, join])
-        _arrow(ax, (bypass, join), (right, join))
+            join = (centre + 0.12, y + 0.12)
+        _residual(ax, centre, x + box_w + 0.25, start - 0.05, join)
         y += small_h if post else 0.24
         _arrow(ax, (centre, y), (centre, y + gap))
         y += gap
@@ -293,42 +298,50 @@ def multi_head(d_model: int = 8, num_heads: int = 2) -> Figure:
         rows = {"x": 4.55, "qkv": 3.75, "heads": 2.75, "outs": 1.95, "concat": 1.15,
                 "out": 0.2}
 
-        def side(y, text, small=None):
-            _label(ax, left, y + bar / 2 + (0.09 if small else 0), text, ha="left", size=9)
-            if small:
-                _note(ax, left, y + bar / 2 - 0.13, small, ha="left")
-
-        def head_x(i):
-            return x0 + i * k * cell
-
         _cells(ax, x0, rows["x"], [PLAIN] * d_model, cell, bar)
-        side(rows["x"], f"입력 X (n, {d_model})")
+        _side(ax, left, rows["x"] + bar / 2, f"입력 X (n, {d_model})")
         mid = x0 + d_model * cell / 2
         _labelled_arrow(ax, (mid, rows["x"]), (mid, rows["qkv"] + bar),
                         r"$W^Q,\ W^K,\ W^V$")
         _cells(ax, x0, rows["qkv"], head_colors, cell, bar)
-        side(rows["qkv"], f"쿼리·키·값 투영 (n, {d_model})", "셋 다 같은 모양으로 나눈다")
+        _side(ax, left, rows["qkv"] + bar / 2, f"쿼리·키·값 투영 (n, {d_model})",
+              "셋 다 같은 모양으로 나눈다")
         _note(ax, left, (rows["qkv"] + rows["heads"] + box_h) / 2,
               f"헤드 {num_heads}개로 나누기: 헤드마다 key_dim = {d_model} / {num_heads} = {k}",
               ha="left")
-        for i in range(num_heads):
-            xs, w = head_x(i), k * cell
-            _arrow(ax, (xs + w / 2, rows["qkv"]), (xs + w / 2, rows["heads"] + box_h))
-            _box(ax, xs + 0.03, rows["heads"], w - 0.06, box_h, f"헤드 {i + 1}",
-                 color=HEADS[i], fontsize=8.5)
-            _arrow(ax, (xs + w / 2, rows["heads"]), (xs + w / 2, rows["outs"] + bar))
-            _cells(ax, xs, rows["outs"], [HEADS[i]] * k, cell, bar)
-            _arrow(ax, (xs + w / 2, rows["outs"]), (xs + w / 2, rows["concat"] + bar))
-        side(rows["heads"] + (box_h - bar) / 2, "헤드마다 어텐션",
-             "스케일드 닷-프로덕트 어텐션")
-        side(rows["outs"], f"헤드의 출력 (n, {k}) × {num_heads}")
+        _split_heads(ax, x0, cell, k, num_heads, rows, (bar, box_h))
+        _side(ax, left, rows["heads"] + box_h / 2, "헤드마다 어텐션",
+              "스케일드 닷-프로덕트 어텐션")
+        _side(ax, left, rows["outs"] + bar / 2, f"헤드의 출력 (n, {k}) × {num_heads}")
         _cells(ax, x0, rows["concat"], head_colors, cell, bar)
-        side(rows["concat"], f"이어 붙이기 (n, {num_heads}·{k})")
+        _side(ax, left, rows["concat"] + bar / 2, f"이어 붙이기 (n, {num_heads}·{k})")
         _labelled_arrow(ax, (mid, rows["concat"]), (mid, rows["out"] + bar),
                         rf"$W^O$  ({num_heads}·{k}, {d_model})")
         _cells(ax, x0, rows["out"], [MIXED] * d_model, cell, bar)
-        side(rows["out"], f"출력 (n, {d_model})", "출력 투영이 모든 헤드의 성분을 섞는다")
+        _side(ax, left, rows["out"] + bar / 2, f"출력 (n, {d_model})",
+              "출력 투영이 모든 헤드의 성분을 섞는다")
     return fig
+
+
+def _side(ax, x: float, y: float, text: str, note: str | None = None) -> None:
+    """A row's name (9 pt) at the left, middle at height y, with a grey note under it."""
+    _label(ax, x, y + (0.09 if note else 0), text, ha="left", size=9)
+    if note:
+        _note(ax, x, y - 0.13, note, ha="left")
+
+
+def _split_heads(ax, x0: float, cell: float, k: int, num_heads: int, rows, heights) -> None:
+    """multi_head's middle: each head takes its ``k`` features of the projections, attends,
+    and gives ``k`` output features, which go on to the concatenation."""
+    bar, box_h = heights
+    for i in range(num_heads):
+        xs, w = x0 + i * k * cell, k * cell
+        _arrow(ax, (xs + w / 2, rows["qkv"]), (xs + w / 2, rows["heads"] + box_h))
+        _box(ax, xs + 0.03, rows["heads"], w - 0.06, box_h, f"헤드 {i + 1}", color=HEADS[i],
+             fontsize=8.5)
+        _arrow(ax, (xs + w / 2, rows["heads"]), (xs + w / 2, rows["outs"] + bar))
+        _cells(ax, xs, rows["outs"], [HEADS[i]] * k, cell, bar)
+        _arrow(ax, (xs + w / 2, rows["outs"]), (xs + w / 2, rows["concat"] + bar))
 
 
 def encoder_decoder(source: Sequence[str] = ("2", "0", "2", "6"),
@@ -392,22 +405,15 @@ def encoder_decoder(source: Sequence[str] = ("2", "0", "2", "6"),
     height = 4.3
     with _style():
         fig, ax = _canvas(WIDTH, height, "encoder_decoder")
-        tok_w, gap, tok_h = 0.4, 0.1, 0.32
-        y_tok, y_rnn, y_state = 0.45, 1.1, 1.75
+        tok_w, gap, tok_h, y_state = 0.4, 0.1, 0.32, 1.75
         enc_x = _spread(len(source), 1.75, tok_w, gap)
         dec_x = _spread(len(target), 5.1, tok_w, gap)
         for name, xs, tokens, layers, state, color, centre in (
                 ("인코더", enc_x, source, f"임베딩과 양방향 {rnn}", "h", KEY_VALUE, 1.75),
                 ("디코더", dec_x, target, f"임베딩과 {rnn}", "s", QUERY, 5.1)):
             _label(ax, centre, 0.12, name, size=10, fontweight="bold")
-            span = xs[-1] + tok_w - xs[0]
-            _box(ax, xs[0], y_rnn, span, 0.34, layers, color=PLAIN, fontsize=8.5)
-            for i, (x, token) in enumerate(zip(xs, tokens, strict=True)):
-                _box(ax, x, y_tok, tok_w, tok_h, token, color="white", fontsize=9)
-                _arrow(ax, (x + tok_w / 2, y_tok + tok_h), (x + tok_w / 2, y_rnn))
-                _arrow(ax, (x + tok_w / 2, y_rnn + 0.34), (x + tok_w / 2, y_state))
-                _box(ax, x, y_state, tok_w, tok_h, rf"${state}_{{{i + 1}}}$", color=color,
-                     fontsize=9)
+            _embedded_rnn(ax, xs, tokens, layers, state, color, w=tok_w, h=tok_h,
+                          rows=(0.45, 1.1, y_state))
         _label(ax, enc_x[0] - 0.1, y_state + tok_h / 2, "키·값", ha="right", size=8.5)
         _label(ax, dec_x[-1] + tok_w + 0.1, y_state + tok_h / 2, "쿼리", ha="left", size=8.5)
         query = (dec_x[step] + tok_w / 2, y_state + tok_h)
@@ -416,19 +422,38 @@ def encoder_decoder(source: Sequence[str] = ("2", "0", "2", "6"),
                     heavy_width=2.4, rad=0.2, style="-")
         _label(ax, 3.45, 2.88, "크로스 어텐션", size=10, fontweight="bold")
         _note(ax, 3.45, 2.66, "쿼리가 모든 키와 비교해 가중치를 낸다 (굵을수록 크다)")
-        y_ctx, out_x = 3.2, 5.1
-        _box(ax, 0.75, y_ctx, 2.0, 0.42, "컨텍스트 벡터\n값들의 가중 평균", color=ATTENTION,
-             fontsize=8)
-        _box(ax, out_x - 1.0, y_ctx, 2.0, 0.42, "출력 레이어\n컨텍스트 + 디코더 상태",
-             color=PLAIN, fontsize=8)
-        _arrow(ax, (2.75, y_ctx + 0.21), (out_x - 1.0, y_ctx + 0.21))
-        _arrow(ax, (enc_x[attend_to] + tok_w / 2, y_state + tok_h + 0.05), (1.75, y_ctx),
-               width=0.6, color=FAINT)
-        _arrow(ax, query, (query[0], y_ctx), width=0.6, color=FAINT)
-        _box(ax, out_x - 0.2, 3.85, 0.4, 0.32, prediction, color="white", fontsize=9)
-        _arrow(ax, (out_x, y_ctx + 0.42), (out_x, 3.85))
-        _label(ax, out_x + 0.3, 4.01, "다음 토큰", ha="left")
+        _context_to_output(ax, (enc_x[attend_to] + tok_w / 2, y_state + tok_h + 0.05), query,
+                           prediction)
     return fig
+
+
+def _embedded_rnn(ax, xs, tokens, layers: str, state: str, color: str, *, w: float, h: float,
+                  rows: tuple[float, float, float]) -> None:
+    """encoder_decoder's side: a token box at each x in ``xs``, one box for the embedding and
+    the RNN over them all, and the states ``state_i`` above; ``rows`` are the three heights."""
+    y_tok, y_rnn, y_state = rows
+    _box(ax, xs[0], y_rnn, xs[-1] + w - xs[0], 0.34, layers, color=PLAIN, fontsize=8.5)
+    for i, (x, token) in enumerate(zip(xs, tokens, strict=True)):
+        _box(ax, x, y_tok, w, h, token, color="white", fontsize=9)
+        _arrow(ax, (x + w / 2, y_tok + h), (x + w / 2, y_rnn))
+        _arrow(ax, (x + w / 2, y_rnn + 0.34), (x + w / 2, y_state))
+        _box(ax, x, y_state, w, h, rf"${state}_{{{i + 1}}}$", color=color, fontsize=9)
+
+
+def _context_to_output(ax, key, query, prediction: str) -> None:
+    """encoder_decoder's top: the context vector (drawn from the heaviest ``key``) and the
+    decoder state (from ``query``) meet in the output layer, which gives the next token."""
+    y_ctx, out_x = 3.2, 5.1
+    _box(ax, 0.75, y_ctx, 2.0, 0.42, "컨텍스트 벡터\n값들의 가중 평균", color=ATTENTION,
+         fontsize=8)
+    _box(ax, out_x - 1.0, y_ctx, 2.0, 0.42, "출력 레이어\n컨텍스트 + 디코더 상태", color=PLAIN,
+         fontsize=8)
+    _arrow(ax, (2.75, y_ctx + 0.21), (out_x - 1.0, y_ctx + 0.21))
+    _arrow(ax, key, (1.75, y_ctx), width=0.6, color=FAINT)
+    _arrow(ax, query, (query[0], y_ctx), width=0.6, color=FAINT)
+    _box(ax, out_x - 0.2, 3.85, 0.4, 0.32, prediction, color="white", fontsize=9)
+    _arrow(ax, (out_x, y_ctx + 0.42), (out_x, 3.85))
+    _label(ax, out_x + 0.3, 4.01, "다음 토큰", ha="left")
 
 
 def transformer_layers(norm: str = "post") -> Figure:
@@ -614,27 +639,32 @@ def grouped_query(num_query_heads: int = 8, kv_heads: Sequence[int] = (8, 2, 1),
     height = row_h * len(groups) + 0.1
     with _style():
         fig, ax = _canvas(WIDTH, height, "grouped_query")
-        x0 = 1.25
-        pitch = min(0.66, (WIDTH - x0 - 0.1) / num_query_heads)
-        w = pitch - 0.12
+        pitch = min(0.66, (WIDTH - 1.25 - 0.1) / num_query_heads)
         for r, (g, name) in enumerate(zip(groups, names, strict=True)):
             top = height - 0.1 - r * row_h
-            size = num_query_heads // g
             _label(ax, 0.1, top - 0.14, f"{name} 어텐션: 쿼리 헤드 {num_query_heads}개, "
                    f"KV 헤드 {g}개", ha="left", size=8.5)
-            y_q, y_kv = top - 0.62, top - 1.22
-            _label(ax, x0 - 0.12, y_q + 0.15, "쿼리 헤드", ha="right")
-            _label(ax, x0 - 0.12, y_kv + 0.15, "KV 헤드", ha="right")
-            kv_centres = [x0 + (j + 0.5) * size * pitch for j in range(g)]
-            for h in range(num_query_heads):
-                cx = x0 + (h + 0.5) * pitch
-                _line(ax, [cx, kv_centres[h // size]], [y_q, y_kv + 0.3], color="#999999",
-                      width=0.8, zorder=0)
-                _box(ax, cx - w / 2, y_q, w, 0.3, f"Q{h}", color=QUERY, fontsize=8)
-            for j, cx in enumerate(kv_centres):
-                _box(ax, cx - w / 2, y_kv, w, 0.3, f"KV{j}", color=KEY_VALUE,
-                     fontsize=7.5)
+            _shared_heads(ax, 1.25, pitch, num_query_heads, g, (top - 0.62, top - 1.22))
     return fig
+
+
+def _shared_heads(ax, x0: float, pitch: float, num_query_heads: int, g: int,
+                  heights: tuple[float, float]) -> None:
+    """grouped_query's row: the query heads (above) each joined to the key-value head its
+    group shares (below); ``heights`` are the two rows' lower edges."""
+    y_q, y_kv = heights
+    w, size = pitch - 0.12, num_query_heads // g
+    _label(ax, x0 - 0.12, y_q + 0.15, "쿼리 헤드", ha="right")
+    _label(ax, x0 - 0.12, y_kv + 0.15, "KV 헤드", ha="right")
+    q_centres = [x0 + (h + 0.5) * pitch for h in range(num_query_heads)]
+    kv_centres = [x0 + (j + 0.5) * size * pitch for j in range(g)]
+    for h, cx in enumerate(q_centres):
+        _line(ax, [cx, kv_centres[h // size]], [y_q, y_kv + 0.3], color="#999999", width=0.8,
+              zorder=0)
+    _row(ax, [c - w / 2 for c in q_centres], y_q, [f"Q{h}" for h in range(num_query_heads)],
+         [QUERY] * num_query_heads, size=w, height=0.3, fontsize=8)
+    _row(ax, [c - w / 2 for c in kv_centres], y_kv, [f"KV{j}" for j in range(g)],
+         [KEY_VALUE] * g, size=w, height=0.3, fontsize=7.5)
 
 
 def decoder_only() -> Figure:
@@ -678,10 +708,8 @@ def decoder_only() -> Figure:
         y = top
         for label, color in (("마지막 레이어 정규화", NORM),
                              ("Dense (어휘의 토큰마다 하나)", PLAIN)):
-            _box(ax, x + 0.2, y, box_w - 0.4, 0.3, label, color=color, fontsize=8)
-            y += 0.3
-            _arrow(ax, (centre, y), (centre, y + 0.2))
-            y += 0.2
+            y = _step_up(ax, x + 0.2, y, box_w - 0.4, 0.3, label, color=color, fontsize=8,
+                         centre=centre, gap=0.2)
         _label(ax, centre, y + 0.1, "로짓 (n, 어휘)", size=8.5)
         _arrow(ax, (centre, y + 0.22), (centre, y + 0.42))
         _label(ax, centre, y + 0.55, "소프트맥스: 다음 토큰의 확률", size=8.5)
@@ -1396,12 +1424,7 @@ def flash_tiling(n: int = 8, block: int = 2, query_block: int = 1, chunk: int = 
         y_q = top - (query_block + 1) * block * size
         for x, w in ((x0, n * size), (x0 + chunk * block * size, block * size)):
             _rect(ax, x, y_q, w, block * size, width=1.2)
-        _row(ax, _slots(x0, block * size, blocks, 0.02), top + 0.08, [""] * blocks,
-             [KEY_VALUE if j == chunk else ("#d8eef6" if j < chunk else "white")
-              for j in range(blocks)], size=block * size - 0.04, height=0.22)
-        left = x0 + chunk * block * size
-        _label(ax, left + block * size / 2, top + 0.52, f"키·값 청크 {chunk + 1} (지금 읽는 것)")
-        _label(ax, x0 - 0.05, top + 0.19, "키·값", ha="right")
+        _key_value_chunks(ax, x0, top, block * size, blocks, chunk)
         _box(ax, x0 - 0.3, y_q + 0.02, 0.22, block * size - 0.04, color=QUERY)
         _label(ax, x0 - 0.36, y_q + block * size / 2, f"쿼리 블록 {query_block + 1}",
                ha="right")
@@ -1412,14 +1435,13 @@ def flash_tiling(n: int = 8, block: int = 2, query_block: int = 1, chunk: int = 
         _running_values(ax, 4.3, top)
         _arrow(ax, (x0 + n * size, y_q + block * size / 2),
                (4.3, top - 0.2 - 0.62 + 0.17), rad=-0.15, color=FAINT, width=0.7)
-        _label(ax, 4.3, top - 2.2, "청크마다 세 값을 갱신하고,", ha="left")
-        _label(ax, 4.3, top - 2.42, "마지막에 O를 ℓ로 한 번 나눈다", ha="left")
     return fig
 
 
 
 def _running_values(ax, x: float, top: float) -> None:
-    """flash_tiling's right side: the three values online softmax keeps for each query."""
+    """flash_tiling's right side: the three values online softmax keeps for each query, and
+    what becomes of them."""
     _label(ax, x, top + 0.52, "쿼리마다 들고 다니는 것", ha="left", size=8.5, fontweight="bold")
     entries = (("최댓값 m", "지금까지 본 스코어의 최댓값"),
                ("지수의 합 ℓ", "새 최댓값에 맞춰 다시 곱한 합"),
@@ -1428,6 +1450,19 @@ def _running_values(ax, x: float, top: float) -> None:
         y = top - 0.2 - k * 0.62
         _box(ax, x, y, 0.95, 0.34, name, color=NORM, fontsize=8)
         _label(ax, x + 1.05, y + 0.17, note, ha="left", size=7.5)
+    _label(ax, x, top - 2.2, "청크마다 세 값을 갱신하고,", ha="left")
+    _label(ax, x, top - 2.42, "마지막에 O를 ℓ로 한 번 나눈다", ha="left")
+
+
+def _key_value_chunks(ax, x0: float, top: float, width: float, blocks: int,
+                      chunk: int) -> None:
+    """flash_tiling's key and value chunks above the score matrix, each ``width`` wide:
+    those read already (pale), the one read now (blue), those still to come (white)."""
+    _row(ax, _slots(x0, width, blocks, 0.02), top + 0.08, [""] * blocks,
+         [KEY_VALUE if j == chunk else ("#d8eef6" if j < chunk else "white")
+          for j in range(blocks)], size=width - 0.04, height=0.22)
+    _label(ax, x0 + chunk * width + width / 2, top + 0.52, f"키·값 청크 {chunk + 1} (지금 읽는 것)")
+    _label(ax, x0 - 0.05, top + 0.19, "키·값", ha="right")
 
 
 def labels(fig: Figure) -> list[str]:
