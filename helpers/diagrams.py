@@ -960,28 +960,39 @@ def latent_attention(cache_label: str = "KV 캐시: 토큰마다 이 두 벡터�
         for x, y, weight in ((1.17, 2.62, "$W^{DQ}$"), (1.17, 1.85, "$W^{DKV}$"),
                              (0.98, 1.2, "$W^{KR}$")):
             _label(ax, x, y, weight, size=7.5)
-        heads = [("$q^{C}$  ($d_h$)", 3.05, QUERY, "q", "$W^{UQ}$"),
-                 ("RoPE  $q^{R}$  ($d_h^R$)", 2.45, QUERY, "q", "$W^{QR}$"),
-                 ("$k^{C}$  ($d_h$)", 1.7, KEY_VALUE, "kv", "$W^{UK}$"),
-                 ("$v^{C}$  ($d_h$)", 1.1, KEY_VALUE, "kv", "$W^{UV}$")]
-        for symbol, y, color, source, weight in heads:
-            _box(ax, 3.5, y, 1.15, 0.4, symbol, color=color, fontsize=8.5)
-            start_y = latents[source][0] + 0.28
-            _arrow(ax, (2.9, start_y), (3.5, y + 0.2))
-            above = y + 0.2 > start_y
-            _label(ax, 3.2, (start_y + y + 0.2) / 2 + (0.1 if above else -0.1), weight,
-                   size=7.5, va="bottom" if above else "top")
-            _arrow(ax, (4.65, y + 0.2), (5.0, min(max(y + 0.2, 0.9), 3.0)))
-        _arrow(ax, (2.9, 0.63), (5.0, 0.75))
-        _box(ax, 5.0, 0.45, 1.0, 2.7, color=ATTENTION)
-        _label(ax, 5.5, 2.1, "헤드마다\n어텐션", size=8.5, linespacing=1.3)
-        _label(ax, 5.5, 1.5, r"$1/\sqrt{d_h + d_h^R}$")
-        _label(ax, 5.5, 1.1, "인과 마스크", size=7.5)
-        _arrow(ax, (6.0, 1.8), (6.35, 1.8))
-        _label(ax, 6.175, 1.9, "$W^{O}$", size=7.5, va="bottom")
-        _titled_box(ax, 6.35, 1.5, 0.6, 0.6, "출력", "$u_t$", color=PLAIN, at=(0.42, 0.18),
-                    sizes=(8.5, 9))
+        _heads_from_latents(ax, {name: y + 0.28 for name, (y, *_) in latents.items()})
+        _attention_to_output(ax)
     return fig
+
+
+def _heads_from_latents(ax, sources: dict[str, float]) -> None:
+    """latent_attention's middle: each head's query, RoPE query, key and value rebuilt from
+    the latent whose right edge's middle is at height ``sources[name]``, then into attention."""
+    heads = [("$q^{C}$  ($d_h$)", 3.05, QUERY, "q", "$W^{UQ}$"),
+             ("RoPE  $q^{R}$  ($d_h^R$)", 2.45, QUERY, "q", "$W^{QR}$"),
+             ("$k^{C}$  ($d_h$)", 1.7, KEY_VALUE, "kv", "$W^{UK}$"),
+             ("$v^{C}$  ($d_h$)", 1.1, KEY_VALUE, "kv", "$W^{UV}$")]
+    for symbol, y, color, source, weight in heads:
+        _box(ax, 3.5, y, 1.15, 0.4, symbol, color=color, fontsize=8.5)
+        start_y = sources[source]
+        _arrow(ax, (2.9, start_y), (3.5, y + 0.2))
+        above = y + 0.2 > start_y
+        _label(ax, 3.2, (start_y + y + 0.2) / 2 + (0.1 if above else -0.1), weight,
+               size=7.5, va="bottom" if above else "top")
+        _arrow(ax, (4.65, y + 0.2), (5.0, min(max(y + 0.2, 0.9), 3.0)))
+
+
+def _attention_to_output(ax) -> None:
+    """latent_attention's right side: the RoPE key joins, attention per head, then W^O."""
+    _arrow(ax, (2.9, 0.63), (5.0, 0.75))
+    _box(ax, 5.0, 0.45, 1.0, 2.7, color=ATTENTION)
+    _label(ax, 5.5, 2.1, "헤드마다\n어텐션", size=8.5, linespacing=1.3)
+    _label(ax, 5.5, 1.5, r"$1/\sqrt{d_h + d_h^R}$")
+    _label(ax, 5.5, 1.1, "인과 마스크", size=7.5)
+    _arrow(ax, (6.0, 1.8), (6.35, 1.8))
+    _label(ax, 6.175, 1.9, "$W^{O}$", size=7.5, va="bottom")
+    _titled_box(ax, 6.35, 1.5, 0.6, 0.6, "출력", "$u_t$", color=PLAIN, at=(0.42, 0.18),
+                sizes=(8.5, 9))
 
 
 def _grid(ax, x: float, top: float, n: int, size: float, shade) -> None:
