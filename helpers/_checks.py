@@ -33,6 +33,18 @@ def built(layer, what: str):
     return layer
 
 
+def instance(value, name: str, cls: type, what: str):
+    """``value`` if it is an instance of ``cls`` (described to the caller as ``what``).
+
+    >>> instance("그림", "fig", int, "an integer")
+    Traceback (most recent call last):
+    TypeError: fig must be an integer; got str
+    """
+    if not isinstance(value, cls):
+        raise TypeError(f"{name} must be {what}; got {type(value).__name__}")
+    return value
+
+
 def integer(value, name: str, *, low: int | None = None, high: int | None = None) -> int:
     """``value`` as a Python int, checked to lie in ``[low, high]`` (either bound optional).
 

@@ -9,7 +9,10 @@ for symbols) as ``@font-face`` data, so the browser draws the labels with the fo
 measured them in, offline, on any machine: on the site, in the PDF, in JupyterLab and Colab.
 
 Each diagram is drawn in inches: one data unit of its axes is one inch of the figure, and a
-figure at most 7 inches wide fills the 672-pixel column of the site.
+figure at most 7 inches wide fills the 672-pixel column of the site. Every diagram is made
+of the same few private pieces (``_box``, ``_rect``, ``_row``, ``_arrow``, ``_weight``,
+``_label``, ``_note`` and the others below them), so the same thing is drawn the same way
+in every figure.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ from matplotlib.patches import Arc, Circle, FancyArrowPatch, FancyBboxPatch
 from matplotlib.text import Text
 
 from . import plotting  # registers the bundled Korean font
-from ._checks import integer, key_dim, one_of, real, strings
+from ._checks import instance, integer, key_dim, one_of, real, strings
 
 __all__ = ["multi_head", "encoder_decoder", "transformer_layers", "kv_cache",
            "grouped_query", "decoder_only", "ring_buffer", "window_cone", "rope_rotation",
@@ -56,6 +59,9 @@ NORM = "#ffe08a"
 PLAIN = "#e9ecef"
 HEADS = ("#f4a259", "#8ecae6", "#b5e48c", "#cdb4db")
 MIXED = "#adb5bd"
+NOTE = "#555555"  # notes that explain a drawing
+FAINT = "#888888"  # the thin lines: small attention weights, side paths
+ROUNDED = "round,pad=0,rounding_size=0.05"
 
 
 @contextlib.contextmanager
@@ -74,28 +80,124 @@ def _canvas(width: float, height: float, name: str):
     return fig, ax
 
 
+# The drawing vocabulary: every diagram below is made of these pieces, in inches.
+
+def _rect(ax, x: float, y: float, w: float, h: float, *, face: str = "none",
+          edge: str = INK, width: float = 0.6, style: str = "square,pad=0",
+          dashes: str = "-"):
+    """A rectangle with lower-left corner (x, y): a cell, or unfilled, a frame around some."""
+    ax.add_patch(FancyBboxPatch((x, y), w, h, boxstyle=style, facecolor=face, edgecolor=edge,
+                                linewidth=width, linestyle=dashes))
+
+
 def _box(ax, x: float, y: float, w: float, h: float, label: str = "", *, color: str = PLAIN,
          fontsize: float = 9, dashed: bool = False, **text):
-    """A rounded box with lower-left corner (x, y) and its label centred inside."""
-    ax.add_patch(FancyBboxPatch((x, y), w, h, boxstyle="round,pad=0,rounding_size=0.05",
-                                facecolor=color if not dashed else "none", edgecolor=INK,
-                                linewidth=0.8, linestyle="--" if dashed else "-"))
+    """A rounded box with lower-left corner (x, y) and its label centred inside; dashed, an
+    unfilled frame."""
+    _rect(ax, x, y, w, h, face="none" if dashed else color, width=0.8, style=ROUNDED,
+          dashes="--" if dashed else "-")
     if label:
-        ax.text(x + w / 2, y + h / 2, label, ha="center", va="center", fontsize=fontsize,
-                linespacing=1.3, **text)
+        _label(ax, x + w / 2, y + h / 2, label, size=fontsize, linespacing=1.3, **text)
+
+
+def _titled_box(ax, x: float, y: float, w: float, h: float, title: str, symbol: str, *,
+                color: str, at: tuple[float, float], sizes: tuple[float, float]):
+    """A box holding two texts, a name over its symbol, ``at`` inches above y each: two
+    texts, not one with a line break, so that mathtext stays apart from Hangul."""
+    _box(ax, x, y, w, h, color=color)
+    for text, dy, size in zip((title, symbol), at, sizes, strict=True):
+        _label(ax, x + w / 2, y + dy, text, size=size)
 
 
 def _arrow(ax, start, end, *, width: float = 0.9, color: str = INK, rad: float = 0.0,
            style: str = "-|>"):
+    """An arrow from ``start`` to ``end``, bent by ``rad``; ``style="-"`` draws a plain line."""
     ax.add_patch(FancyArrowPatch(start, end, arrowstyle=style, mutation_scale=8,
                                  linewidth=width, color=color, shrinkA=0, shrinkB=0,
                                  connectionstyle=f"arc3,rad={rad}"))
 
 
+def _weight(ax, start, end, heavy: bool, *, heavy_width: float = 2.2, **arrow):
+    """A line for an attention weight: heavy and dark for the largest one, thin and grey
+    for the others."""
+    _arrow(ax, start, end, width=heavy_width if heavy else 0.6,
+           color=INK if heavy else FAINT, **arrow)
+
+
+def _labelled_arrow(ax, start, end, text: str, *, side: str = "right", gap: float = 0.08,
+                    size: float = 8, **arrow):
+    """An arrow from ``start`` to ``end`` with a label ``gap`` inches to one ``side`` of its
+    middle."""
+    _arrow(ax, start, end, **arrow)
+    x, y = (start[0] + end[0]) / 2, (start[1] + end[1]) / 2
+    right = side == "right"
+    _label(ax, x + gap if right else x - gap, y, text, ha="left" if right else "right",
+           size=size)
+
+
+def _line(ax, xs, ys, *, color: str = INK, width: float = 0.9, **style):
+    """A polyline through the points (xs[i], ys[i]), without an arrowhead."""
+    ax.plot(xs, ys, color=color, linewidth=width, **style)
+
+
 def _label(ax, x: float, y: float, text: str, *, size: float = 8, ha: str = "center",
-           **style):
-    """A label centred vertically at (x, y); ``ha`` says which side of it x is."""
-    ax.text(x, y, text, ha=ha, va="center", fontsize=size, **style)
+           va: str = "center", **style):
+    """A label at (x, y); ``ha`` and ``va`` say which side of it x and y are."""
+    ax.text(x, y, text, ha=ha, va=va, fontsize=size, **style)
+
+
+def _note(ax, x: float, y: float, text: str, *, ha: str = "center", size: float = 7.5,
+          **style):
+    """A grey note that explains a drawing, beside or below it."""
+    _label(ax, x, y, text, size=size, ha=ha, color=NOTE, **style)
+
+
+def _spread(n: int, centre: float, w: float, gap: float) -> list[float]:
+    """The left edges of ``n`` boxes ``w`` wide, ``gap`` apart, centred on ``centre``."""
+    start = centre - (n * w + (n - 1) * gap) / 2
+    return [start + i * (w + gap) for i in range(n)]
+
+
+def _row(ax, xs, y, labels_, colors, *, size: float, height: float, fontsize: float = 8.5):
+    """Boxes ``size`` wide at the x positions ``xs``, one label and colour each; a label ""
+    draws an empty box, a label None draws ⋯ and no box (the steps left out)."""
+    for x, label, color in zip(xs, labels_, colors, strict=True):
+        if label is None:
+            _label(ax, x + size / 2, y + height / 2, "⋯", size=fontsize)
+        else:
+            _box(ax, x, y, size, height, label, color=color, fontsize=fontsize)
+
+
+def _slots(x0: float, pitch: float, n: int, inset: float) -> list[float]:
+    """The left edges of ``n`` boxes one ``pitch`` apart from x0, each ``inset`` in from its
+    share, so that neighbours keep a gap of ``2 inset``."""
+    return [x0 + i * pitch + inset for i in range(n)]
+
+
+def _ray(ax, centre, radius: float, angle: float, text: str, *, beyond: tuple[float, float],
+         **arrow):
+    """An arrow from ``centre`` at ``angle`` radians, ``radius`` long, and its label just
+    past the tip (``beyond`` inches further in x and y)."""
+    cx, cy = centre
+    _arrow(ax, centre, (cx + radius * math.cos(angle), cy + radius * math.sin(angle)), **arrow)
+    _label(ax, cx + (radius + beyond[0]) * math.cos(angle),
+           cy + (radius + beyond[1]) * math.sin(angle), text, size=7.5)
+
+
+def _step_up(ax, x: float, y: float, w: float, h: float, label: str, *, color: str,
+             fontsize: float, centre: float, gap: float) -> float:
+    """A box with lower-left corner (x, y) and an arrow ``gap`` long up from its top at
+    ``centre``, the next step of a stack drawn bottom-up; returns the arrow's tip."""
+    _box(ax, x, y, w, h, label, color=color, fontsize=fontsize)
+    _arrow(ax, (centre, y + h), (centre, y + h + gap))
+    return y + h + gap
+
+
+def _residual(ax, x: float, bypass: float, start: float, join) -> None:
+    """A residual connection: from the main path at (x, start) out to ``bypass``, up beside
+    the sublayer, and in to the point ``join`` where it is added."""
+    _line(ax, [x, bypass, bypass], [start, start, join[1]])
+    _arrow(ax, (bypass, join[1]), join)
 
 
 def _plus(ax, x: float, y: float, r: float = 0.12):
@@ -114,34 +216,22 @@ def _layer_column(ax, x: float, y0: float, sublayers, *, post: bool, title: str 
     if title:
         _label(ax, centre, y0 - 0.3, title, size=10, fontweight="bold")
     _arrow(ax, (centre, y0 - 0.12), (centre, y0 + 0.1))
-    y = y0 + 0.1
-    where = {}
+    y, where, up = y0 + 0.1, {}, dict(centre=centre, gap=gap)
     for label, color in sublayers:
         start = y
         if not post:
-            _box(ax, x + 0.35, y, box_w - 0.7, small_h, "레이어 정규화", color=NORM,
-                 fontsize=8)
-            _arrow(ax, (centre, y + small_h), (centre, y + small_h + gap))
-            y += small_h + gap
-        _box(ax, x, y, box_w, box_h, label, color=color, fontsize=8.5)
+            y = _step_up(ax, x + 0.35, y, box_w - 0.7, small_h, "레이어 정규화", color=NORM,
+                         fontsize=8, **up)
         where[label] = (x, y + box_h / 2)
-        y += box_h
-        _arrow(ax, (centre, y), (centre, y + gap))
-        y += gap
+        y = _step_up(ax, x, y, box_w, box_h, label, color=color, fontsize=8.5, **up)
         if post:
             _box(ax, x + 0.2, y, box_w - 0.4, small_h, "더한 뒤 레이어 정규화",
                  color=NORM, fontsize=8)
-            join = y + small_h / 2
-            right = x + 0.2 + box_w - 0.4
+            join = (x + 0.2 + box_w - 0.4, y + small_h / 2)
         else:
             _plus(ax, centre, y + 0.12)
-            join = y + 0.12
-            right = centre + 0.12
-        # the residual connection: from below the sublayer, around it, to the join
-        bypass = x + box_w + 0.25
-        ax.plot([centre, bypass, bypass], [start - 0.05, start - 0.05, join],
-                color=INK, linewidth=0.9)
-        _arrow(ax, (bypass, join), (right, join))
+            join = (centre + 0.12, y + 0.12)
+        _residual(ax, centre, x + box_w + 0.25, start - 0.05, join)
         y += small_h if post else 0.24
         _arrow(ax, (centre, y), (centre, y + gap))
         y += gap
@@ -154,9 +244,7 @@ def _layer_column(ax, x: float, y0: float, sublayers, *, post: bool, title: str 
 def _cells(ax, x: float, y: float, colors: Sequence[str], size: float, height: float):
     """A row of square-ish cells (one per feature), coloured one by one."""
     for i, color in enumerate(colors):
-        ax.add_patch(FancyBboxPatch((x + i * size, y), size, height,
-                                    boxstyle="square,pad=0", facecolor=color,
-                                    edgecolor=INK, linewidth=0.6))
+        _rect(ax, x + i * size, y, size, height, face=color)
 
 
 def multi_head(d_model: int = 8, num_heads: int = 2) -> Figure:
@@ -177,7 +265,7 @@ def multi_head(d_model: int = 8, num_heads: int = 2) -> Figure:
     Returns
     -------
     matplotlib.figure.Figure
-        7 inches wide; show it with :func:`show`.
+        7 × 5 inches, one cell per feature in each of its seven rows.
 
     Raises
     ------
@@ -210,46 +298,50 @@ def multi_head(d_model: int = 8, num_heads: int = 2) -> Figure:
         rows = {"x": 4.55, "qkv": 3.75, "heads": 2.75, "outs": 1.95, "concat": 1.15,
                 "out": 0.2}
 
-        def side(y, text, small=None):
-            ax.text(left, y + bar / 2 + (0.09 if small else 0), text, ha="left",
-                    va="center", fontsize=9)
-            if small:
-                ax.text(left, y + bar / 2 - 0.13, small, ha="left", va="center",
-                        fontsize=7.5, color="#555555")
-
-        def head_x(i):
-            return x0 + i * k * cell
-
         _cells(ax, x0, rows["x"], [PLAIN] * d_model, cell, bar)
-        side(rows["x"], f"입력 X (n, {d_model})")
+        _side(ax, left, rows["x"] + bar / 2, f"입력 X (n, {d_model})")
         mid = x0 + d_model * cell / 2
-        _arrow(ax, (mid, rows["x"]), (mid, rows["qkv"] + bar))
-        ax.text(mid + 0.08, (rows["x"] + rows["qkv"] + bar) / 2, r"$W^Q,\ W^K,\ W^V$",
-                ha="left", va="center", fontsize=8)
+        _labelled_arrow(ax, (mid, rows["x"]), (mid, rows["qkv"] + bar),
+                        r"$W^Q,\ W^K,\ W^V$")
         _cells(ax, x0, rows["qkv"], head_colors, cell, bar)
-        side(rows["qkv"], f"쿼리·키·값 투영 (n, {d_model})", "셋 다 같은 모양으로 나눈다")
-        ax.text(left, (rows["qkv"] + rows["heads"] + box_h) / 2,
-                f"헤드 {num_heads}개로 나누기: 헤드마다 key_dim = {d_model} / {num_heads} = {k}",
-                ha="left", va="center", fontsize=7.5, color="#555555")
-        for i in range(num_heads):
-            xs, w = head_x(i), k * cell
-            _arrow(ax, (xs + w / 2, rows["qkv"]), (xs + w / 2, rows["heads"] + box_h))
-            _box(ax, xs + 0.03, rows["heads"], w - 0.06, box_h, f"헤드 {i + 1}",
-                 color=HEADS[i], fontsize=8.5)
-            _arrow(ax, (xs + w / 2, rows["heads"]), (xs + w / 2, rows["outs"] + bar))
-            _cells(ax, xs, rows["outs"], [HEADS[i]] * k, cell, bar)
-            _arrow(ax, (xs + w / 2, rows["outs"]), (xs + w / 2, rows["concat"] + bar))
-        side(rows["heads"] + (box_h - bar) / 2, "헤드마다 어텐션",
-             "스케일드 닷-프로덕트 어텐션")
-        side(rows["outs"], f"헤드의 출력 (n, {k}) × {num_heads}")
+        _side(ax, left, rows["qkv"] + bar / 2, f"쿼리·키·값 투영 (n, {d_model})",
+              "셋 다 같은 모양으로 나눈다")
+        _note(ax, left, (rows["qkv"] + rows["heads"] + box_h) / 2,
+              f"헤드 {num_heads}개로 나누기: 헤드마다 key_dim = {d_model} / {num_heads} = {k}",
+              ha="left")
+        _split_heads(ax, x0, cell, k, num_heads, rows, (bar, box_h))
+        _side(ax, left, rows["heads"] + box_h / 2, "헤드마다 어텐션",
+              "스케일드 닷-프로덕트 어텐션")
+        _side(ax, left, rows["outs"] + bar / 2, f"헤드의 출력 (n, {k}) × {num_heads}")
         _cells(ax, x0, rows["concat"], head_colors, cell, bar)
-        side(rows["concat"], f"이어 붙이기 (n, {num_heads}·{k})")
-        _arrow(ax, (mid, rows["concat"]), (mid, rows["out"] + bar))
-        ax.text(mid + 0.08, (rows["concat"] + rows["out"] + bar) / 2,
-                rf"$W^O$  ({num_heads}·{k}, {d_model})", ha="left", va="center", fontsize=8)
+        _side(ax, left, rows["concat"] + bar / 2, f"이어 붙이기 (n, {num_heads}·{k})")
+        _labelled_arrow(ax, (mid, rows["concat"]), (mid, rows["out"] + bar),
+                        rf"$W^O$  ({num_heads}·{k}, {d_model})")
         _cells(ax, x0, rows["out"], [MIXED] * d_model, cell, bar)
-        side(rows["out"], f"출력 (n, {d_model})", "출력 투영이 모든 헤드의 성분을 섞는다")
+        _side(ax, left, rows["out"] + bar / 2, f"출력 (n, {d_model})",
+              "출력 투영이 모든 헤드의 성분을 섞는다")
     return fig
+
+
+def _side(ax, x: float, y: float, text: str, note: str | None = None) -> None:
+    """A row's name (9 pt) at the left, middle at height y, with a grey note under it."""
+    _label(ax, x, y + (0.09 if note else 0), text, ha="left", size=9)
+    if note:
+        _note(ax, x, y - 0.13, note, ha="left")
+
+
+def _split_heads(ax, x0: float, cell: float, k: int, num_heads: int, rows, heights) -> None:
+    """multi_head's middle: each head takes its ``k`` features of the projections, attends,
+    and gives ``k`` output features, which go on to the concatenation."""
+    bar, box_h = heights
+    for i in range(num_heads):
+        xs, w = x0 + i * k * cell, k * cell
+        _arrow(ax, (xs + w / 2, rows["qkv"]), (xs + w / 2, rows["heads"] + box_h))
+        _box(ax, xs + 0.03, rows["heads"], w - 0.06, box_h, f"헤드 {i + 1}", color=HEADS[i],
+             fontsize=8.5)
+        _arrow(ax, (xs + w / 2, rows["heads"]), (xs + w / 2, rows["outs"] + bar))
+        _cells(ax, xs, rows["outs"], [HEADS[i]] * k, cell, bar)
+        _arrow(ax, (xs + w / 2, rows["outs"]), (xs + w / 2, rows["concat"] + bar))
 
 
 def encoder_decoder(source: Sequence[str] = ("2", "0", "2", "6"),
@@ -282,7 +374,7 @@ def encoder_decoder(source: Sequence[str] = ("2", "0", "2", "6"),
     Returns
     -------
     matplotlib.figure.Figure
-        7 inches wide; show it with :func:`show`.
+        7 × 4.3 inches, the encoder on the left and the decoder on the right.
 
     Raises
     ------
@@ -313,54 +405,55 @@ def encoder_decoder(source: Sequence[str] = ("2", "0", "2", "6"),
     height = 4.3
     with _style():
         fig, ax = _canvas(WIDTH, height, "encoder_decoder")
-        tok_w, gap, tok_h = 0.4, 0.1, 0.32
-        y_tok, y_rnn, y_state = 0.45, 1.1, 1.75
-
-        def row(n, centre):
-            start = centre - (n * tok_w + (n - 1) * gap) / 2
-            return [start + i * (tok_w + gap) for i in range(n)]
-
-        enc_x, dec_x = row(len(source), 1.75), row(len(target), 5.1)
+        tok_w, gap, tok_h, y_state = 0.4, 0.1, 0.32, 1.75
+        enc_x = _spread(len(source), 1.75, tok_w, gap)
+        dec_x = _spread(len(target), 5.1, tok_w, gap)
         for name, xs, tokens, layers, state, color, centre in (
                 ("인코더", enc_x, source, f"임베딩과 양방향 {rnn}", "h", KEY_VALUE, 1.75),
                 ("디코더", dec_x, target, f"임베딩과 {rnn}", "s", QUERY, 5.1)):
-            ax.text(centre, 0.12, name, ha="center", va="center", fontsize=10,
-                    fontweight="bold")
-            span = xs[-1] + tok_w - xs[0]
-            _box(ax, xs[0], y_rnn, span, 0.34, layers, color=PLAIN, fontsize=8.5)
-            for i, (x, token) in enumerate(zip(xs, tokens, strict=True)):
-                _box(ax, x, y_tok, tok_w, tok_h, token, color="white", fontsize=9)
-                _arrow(ax, (x + tok_w / 2, y_tok + tok_h), (x + tok_w / 2, y_rnn))
-                _arrow(ax, (x + tok_w / 2, y_rnn + 0.34), (x + tok_w / 2, y_state))
-                _box(ax, x, y_state, tok_w, tok_h, rf"${state}_{{{i + 1}}}$", color=color,
-                     fontsize=9)
-        ax.text(enc_x[0] - 0.1, y_state + tok_h / 2, "키·값", ha="right", va="center",
-                fontsize=8.5)
-        ax.text(dec_x[-1] + tok_w + 0.1, y_state + tok_h / 2, "쿼리", ha="left",
-                va="center", fontsize=8.5)
+            _label(ax, centre, 0.12, name, size=10, fontweight="bold")
+            _embedded_rnn(ax, xs, tokens, layers, state, color, w=tok_w, h=tok_h,
+                          rows=(0.45, 1.1, y_state))
+        _label(ax, enc_x[0] - 0.1, y_state + tok_h / 2, "키·값", ha="right", size=8.5)
+        _label(ax, dec_x[-1] + tok_w + 0.1, y_state + tok_h / 2, "쿼리", ha="left", size=8.5)
         query = (dec_x[step] + tok_w / 2, y_state + tok_h)
         for j, x in enumerate(enc_x):
-            heavy = j == attend_to
-            _arrow(ax, query, (x + tok_w / 2, y_state + tok_h), rad=0.2,
-                   width=2.4 if heavy else 0.6, color=INK if heavy else "#888888",
-                   style="-")
-        ax.text(3.45, 2.88, "크로스 어텐션", ha="center", va="center", fontsize=10,
-                fontweight="bold")
-        ax.text(3.45, 2.66, "쿼리가 모든 키와 비교해 가중치를 낸다 (굵을수록 크다)",
-                ha="center", va="center", fontsize=7.5, color="#555555")
-        y_ctx, out_x = 3.2, 5.1
-        _box(ax, 0.75, y_ctx, 2.0, 0.42, "컨텍스트 벡터\n값들의 가중 평균", color=ATTENTION,
-             fontsize=8)
-        _box(ax, out_x - 1.0, y_ctx, 2.0, 0.42, "출력 레이어\n컨텍스트 + 디코더 상태",
-             color=PLAIN, fontsize=8)
-        _arrow(ax, (2.75, y_ctx + 0.21), (out_x - 1.0, y_ctx + 0.21))
-        _arrow(ax, (enc_x[attend_to] + tok_w / 2, y_state + tok_h + 0.05), (1.75, y_ctx),
-               width=0.6, color="#888888")
-        _arrow(ax, query, (query[0], y_ctx), width=0.6, color="#888888")
-        _box(ax, out_x - 0.2, 3.85, 0.4, 0.32, prediction, color="white", fontsize=9)
-        _arrow(ax, (out_x, y_ctx + 0.42), (out_x, 3.85))
-        ax.text(out_x + 0.3, 4.01, "다음 토큰", ha="left", va="center", fontsize=8)
+            _weight(ax, query, (x + tok_w / 2, y_state + tok_h), j == attend_to,
+                    heavy_width=2.4, rad=0.2, style="-")
+        _label(ax, 3.45, 2.88, "크로스 어텐션", size=10, fontweight="bold")
+        _note(ax, 3.45, 2.66, "쿼리가 모든 키와 비교해 가중치를 낸다 (굵을수록 크다)")
+        _context_to_output(ax, (enc_x[attend_to] + tok_w / 2, y_state + tok_h + 0.05), query,
+                           prediction)
     return fig
+
+
+def _embedded_rnn(ax, xs, tokens, layers: str, state: str, color: str, *, w: float, h: float,
+                  rows: tuple[float, float, float]) -> None:
+    """encoder_decoder's side: a token box at each x in ``xs``, one box for the embedding and
+    the RNN over them all, and the states ``state_i`` above; ``rows`` are the three heights."""
+    y_tok, y_rnn, y_state = rows
+    _box(ax, xs[0], y_rnn, xs[-1] + w - xs[0], 0.34, layers, color=PLAIN, fontsize=8.5)
+    for i, (x, token) in enumerate(zip(xs, tokens, strict=True)):
+        _box(ax, x, y_tok, w, h, token, color="white", fontsize=9)
+        _arrow(ax, (x + w / 2, y_tok + h), (x + w / 2, y_rnn))
+        _arrow(ax, (x + w / 2, y_rnn + 0.34), (x + w / 2, y_state))
+        _box(ax, x, y_state, w, h, rf"${state}_{{{i + 1}}}$", color=color, fontsize=9)
+
+
+def _context_to_output(ax, key, query, prediction: str) -> None:
+    """encoder_decoder's top: the context vector (drawn from the heaviest ``key``) and the
+    decoder state (from ``query``) meet in the output layer, which gives the next token."""
+    y_ctx, out_x = 3.2, 5.1
+    _box(ax, 0.75, y_ctx, 2.0, 0.42, "컨텍스트 벡터\n값들의 가중 평균", color=ATTENTION,
+         fontsize=8)
+    _box(ax, out_x - 1.0, y_ctx, 2.0, 0.42, "출력 레이어\n컨텍스트 + 디코더 상태", color=PLAIN,
+         fontsize=8)
+    _arrow(ax, (2.75, y_ctx + 0.21), (out_x - 1.0, y_ctx + 0.21))
+    _arrow(ax, key, (1.75, y_ctx), width=0.6, color=FAINT)
+    _arrow(ax, query, (query[0], y_ctx), width=0.6, color=FAINT)
+    _box(ax, out_x - 0.2, 3.85, 0.4, 0.32, prediction, color="white", fontsize=9)
+    _arrow(ax, (out_x, y_ctx + 0.42), (out_x, 3.85))
+    _label(ax, out_x + 0.3, 4.01, "다음 토큰", ha="left")
 
 
 def transformer_layers(norm: str = "post") -> Figure:
@@ -381,7 +474,8 @@ def transformer_layers(norm: str = "post") -> Figure:
     Returns
     -------
     matplotlib.figure.Figure
-        7 inches wide; show it with :func:`show`.
+        7 inches wide, 4.4 inches tall for ``"post"`` and 6.08 for ``"pre"`` (whose layer
+        normalisations take a row each).
 
     Raises
     ------
@@ -415,21 +509,18 @@ def transformer_layers(norm: str = "post") -> Figure:
                                                         ("피드포워드 네트워크", FFN)],
                                        title="디코더 레이어", **sizes)
         centre = 0.45 + box_w / 2
-        ax.text(centre, enc_top + 0.17, "인코더 출력", ha="center", va="center", fontsize=8.5)
+        _label(ax, centre, enc_top + 0.17, "인코더 출력", size=8.5)
         cross_x, cross_y = where["크로스 어텐션"]
         turn = 3.55
-        ax.plot([centre, centre, turn, turn], [enc_top + 0.3, enc_top + 0.45, enc_top + 0.45,
-                                               cross_y], color=INK, linewidth=0.9)
+        _line(ax, [centre, centre, turn, turn],
+              [enc_top + 0.3, enc_top + 0.45, enc_top + 0.45, cross_y])
         _arrow(ax, (turn, cross_y), (cross_x, cross_y))
-        ax.text((turn + cross_x) / 2, cross_y + 0.13, "키·값", ha="center", va="center",
-                fontsize=8)
+        _label(ax, (turn + cross_x) / 2, cross_y + 0.13, "키·값")
         rule = ("사후 정규화: 출력 = LN(x + 서브레이어(x))" if post
                 else "사전 정규화: 출력 = x + 서브레이어(LN(x))")
-        ax.text(0.45, height - 0.3, rule, ha="left", va="center", fontsize=8.5)
-        ax.text(0.45, height - 0.55, "옆으로 돌아가는 선이 잔차 연결", ha="left",
-                va="center", fontsize=7.5, color="#555555")
-        ax.text(3.95 + box_w / 2, dec_top + 0.17, "디코더 출력", ha="center", va="center",
-                fontsize=8.5)
+        _label(ax, 0.45, height - 0.3, rule, ha="left", size=8.5)
+        _note(ax, 0.45, height - 0.55, "옆으로 돌아가는 선이 잔차 연결", ha="left")
+        _label(ax, 3.95 + box_w / 2, dec_top + 0.17, "디코더 출력", size=8.5)
     return fig
 
 
@@ -450,7 +541,8 @@ def kv_cache(n: int = 7, num_layers: int = 2) -> Figure:
     Returns
     -------
     matplotlib.figure.Figure
-        7 inches wide; show it with :func:`show`.
+        Two panels, without and with the cache: 7 inches wide, ``num_layers + 1.65``
+        inches tall.
 
     Raises
     ------
@@ -479,20 +571,17 @@ def kv_cache(n: int = 7, num_layers: int = 2) -> Figure:
                   f"KV 캐시: 위치 0–{n - 2}의 키·값은 캐시에서 읽고, 위치 {n - 1}만 계산한다")
         for p, (cached, title) in enumerate(zip((False, True), titles, strict=True)):
             top = height - 0.15 - p * panel
-            ax.text(0.1, top - 0.1, title, ha="left", va="center", fontsize=8.5)
+            _label(ax, 0.1, top - 0.1, title, ha="left", size=8.5)
+            new = [pos == n - 1 or not cached for pos in range(n)]
             for layer in range(num_layers):
                 y = top - 0.68 - layer * 0.5
-                ax.text(x0 - 0.1, y + 0.19, f"레이어 {num_layers - layer}", ha="right",
-                        va="center", fontsize=8)
-                for pos in range(n):
-                    new = pos == n - 1 or not cached
-                    _box(ax, x0 + pos * cell_w + 0.04, y, cell_w - 0.08, 0.38,
-                         "계산" if new else "K, V", color=QUERY if new else KEY_VALUE,
-                         fontsize=8)
+                _label(ax, x0 - 0.1, y + 0.19, f"레이어 {num_layers - layer}", ha="right")
+                _row(ax, _slots(x0, cell_w, n, 0.04), y, ["계산" if c else "K, V" for c in new],
+                     [QUERY if c else KEY_VALUE for c in new], size=cell_w - 0.08,
+                     height=0.38, fontsize=8)
             for pos in range(n):
-                ax.text(x0 + (pos + 0.5) * cell_w, top - 0.68 - num_layers * 0.5 + 0.37,
-                        f"위치 {pos}" if pos == 0 else str(pos), ha="center", va="center",
-                        fontsize=7.5, color="#555555")
+                _note(ax, x0 + (pos + 0.5) * cell_w, top - 0.68 - num_layers * 0.5 + 0.37,
+                      f"위치 {pos}" if pos == 0 else str(pos))
     return fig
 
 
@@ -516,7 +605,7 @@ def grouped_query(num_query_heads: int = 8, kv_heads: Sequence[int] = (8, 2, 1),
     Returns
     -------
     matplotlib.figure.Figure
-        7 inches wide; show it with :func:`show`.
+        One row per entry of ``kv_heads``: 7 inches wide, 1.35 inches a row plus 0.1.
 
     Raises
     ------
@@ -550,28 +639,32 @@ def grouped_query(num_query_heads: int = 8, kv_heads: Sequence[int] = (8, 2, 1),
     height = row_h * len(groups) + 0.1
     with _style():
         fig, ax = _canvas(WIDTH, height, "grouped_query")
-        x0 = 1.25
-        pitch = min(0.66, (WIDTH - x0 - 0.1) / num_query_heads)
-        w = pitch - 0.12
+        pitch = min(0.66, (WIDTH - 1.25 - 0.1) / num_query_heads)
         for r, (g, name) in enumerate(zip(groups, names, strict=True)):
             top = height - 0.1 - r * row_h
-            size = num_query_heads // g
-            ax.text(0.1, top - 0.14, f"{name} 어텐션: 쿼리 헤드 {num_query_heads}개, "
-                    f"KV 헤드 {g}개", ha="left", va="center", fontsize=8.5)
-            y_q, y_kv = top - 0.62, top - 1.22
-            ax.text(x0 - 0.12, y_q + 0.15, "쿼리 헤드", ha="right", va="center", fontsize=8)
-            ax.text(x0 - 0.12, y_kv + 0.15, "KV 헤드", ha="right", va="center",
-                    fontsize=8)
-            kv_centres = [x0 + (j + 0.5) * size * pitch for j in range(g)]
-            for h in range(num_query_heads):
-                cx = x0 + (h + 0.5) * pitch
-                ax.plot([cx, kv_centres[h // size]], [y_q, y_kv + 0.3], color="#999999",
-                        linewidth=0.8, zorder=0)
-                _box(ax, cx - w / 2, y_q, w, 0.3, f"Q{h}", color=QUERY, fontsize=8)
-            for j, cx in enumerate(kv_centres):
-                _box(ax, cx - w / 2, y_kv, w, 0.3, f"KV{j}", color=KEY_VALUE,
-                     fontsize=7.5)
+            _label(ax, 0.1, top - 0.14, f"{name} 어텐션: 쿼리 헤드 {num_query_heads}개, "
+                   f"KV 헤드 {g}개", ha="left", size=8.5)
+            _shared_heads(ax, 1.25, pitch, num_query_heads, g, (top - 0.62, top - 1.22))
     return fig
+
+
+def _shared_heads(ax, x0: float, pitch: float, num_query_heads: int, g: int,
+                  heights: tuple[float, float]) -> None:
+    """grouped_query's row: the query heads (above) each joined to the key-value head its
+    group shares (below); ``heights`` are the two rows' lower edges."""
+    y_q, y_kv = heights
+    w, size = pitch - 0.12, num_query_heads // g
+    _label(ax, x0 - 0.12, y_q + 0.15, "쿼리 헤드", ha="right")
+    _label(ax, x0 - 0.12, y_kv + 0.15, "KV 헤드", ha="right")
+    q_centres = [x0 + (h + 0.5) * pitch for h in range(num_query_heads)]
+    kv_centres = [x0 + (j + 0.5) * size * pitch for j in range(g)]
+    for h, cx in enumerate(q_centres):
+        _line(ax, [cx, kv_centres[h // size]], [y_q, y_kv + 0.3], color="#999999", width=0.8,
+              zorder=0)
+    _row(ax, [c - w / 2 for c in q_centres], y_q, [f"Q{h}" for h in range(num_query_heads)],
+         [QUERY] * num_query_heads, size=w, height=0.3, fontsize=8)
+    _row(ax, [c - w / 2 for c in kv_centres], y_kv, [f"KV{j}" for j in range(g)],
+         [KEY_VALUE] * g, size=w, height=0.3, fontsize=7.5)
 
 
 def decoder_only() -> Figure:
@@ -585,7 +678,7 @@ def decoder_only() -> Figure:
     Returns
     -------
     matplotlib.figure.Figure
-        7 inches wide; show it with :func:`show`.
+        7 × 6.3 inches, the repeated layer framed once.
 
     Notes
     -----
@@ -615,10 +708,8 @@ def decoder_only() -> Figure:
         y = top
         for label, color in (("마지막 레이어 정규화", NORM),
                              ("Dense (어휘의 토큰마다 하나)", PLAIN)):
-            _box(ax, x + 0.2, y, box_w - 0.4, 0.3, label, color=color, fontsize=8)
-            y += 0.3
-            _arrow(ax, (centre, y), (centre, y + 0.2))
-            y += 0.2
+            y = _step_up(ax, x + 0.2, y, box_w - 0.4, 0.3, label, color=color, fontsize=8,
+                         centre=centre, gap=0.2)
         _label(ax, centre, y + 0.1, "로짓 (n, 어휘)", size=8.5)
         _arrow(ax, (centre, y + 0.22), (centre, y + 0.42))
         _label(ax, centre, y + 0.55, "소프트맥스: 다음 토큰의 확률", size=8.5)
@@ -646,14 +737,15 @@ def ring_buffer(window: int = 4, arrivals: int = 7) -> Figure:
     Returns
     -------
     matplotlib.figure.Figure
-        7 inches wide; show it with :func:`show`.
+        One row per arriving position, 0.34 inches each: 7 inches wide, ``0.75 + 0.34
+        arrivals`` inches tall.
 
     Raises
     ------
     TypeError
-        If an argument is not an integer.
+        If ``window`` or ``arrivals`` is not an integer.
     ValueError
-        If an argument is out of range.
+        If ``window`` is not in 2..8 or ``arrivals`` not in 2..10.
 
     Notes
     -----
@@ -677,15 +769,11 @@ def ring_buffer(window: int = 4, arrivals: int = 7) -> Figure:
         for p in range(arrivals):
             y = height - 0.5 - (p + 1) * row_h
             _label(ax, x0 - 0.12, y + row_h / 2, f"위치 {p} 도착 후", ha="right", size=8)
-            for slot in range(window):
-                held = [q for q in range(p + 1) if q % window == slot]
-                if not held:
-                    _box(ax, x0 + slot * cell_w + 0.04, y + 0.03, cell_w - 0.08, row_h - 0.06,
-                         color="white")
-                    continue
-                _box(ax, x0 + slot * cell_w + 0.04, y + 0.03, cell_w - 0.08, row_h - 0.06,
-                     f"위치 {held[-1]}", color=QUERY if held[-1] == p else KEY_VALUE,
-                     fontsize=8)
+            held = [max(range(slot, p + 1, window), default=None) for slot in range(window)]
+            _row(ax, _slots(x0, cell_w, window, 0.04), y + 0.03,
+                 ["" if q is None else f"위치 {q}" for q in held],
+                 ["white" if q is None else QUERY if q == p else KEY_VALUE for q in held],
+                 size=cell_w - 0.08, height=row_h - 0.06, fontsize=8)
     return fig
 
 
@@ -706,14 +794,15 @@ def window_cone(window: int = 4, num_layers: int = 3) -> Figure:
     Returns
     -------
     matplotlib.figure.Figure
-        7 inches wide; show it with :func:`show`.
+        A row of positions per layer and one for the input, 0.42 inches each: 7 inches
+        wide, ``0.95 + 0.42 (num_layers + 1)`` inches tall.
 
     Raises
     ------
     TypeError
-        If an argument is not an integer.
+        If ``window`` or ``num_layers`` is not an integer.
     ValueError
-        If an argument is out of range.
+        If ``window`` is not in 2..5 or ``num_layers`` not in 1..4.
 
     Notes
     -----
@@ -739,12 +828,12 @@ def window_cone(window: int = 4, num_layers: int = 3) -> Figure:
             _label(ax, x0 - 0.1, y + row_h / 2, "입력" if row == 0 else f"레이어 {row}",
                    ha="right", size=8)
             depth = num_layers - row                   # layers between this row and the top
-            for pos in range(n):
-                inside = n - 1 - pos <= depth * (window - 1)
-                _box(ax, x0 + pos * cell_w + 0.03, y + 0.04, cell_w - 0.06, row_h - 0.08,
-                     color=(QUERY if row == num_layers else KEY_VALUE) if inside else "white")
+            reached = QUERY if row == num_layers else KEY_VALUE
+            _row(ax, _slots(x0, cell_w, n, 0.03), y + 0.04, [""] * n,
+                 [reached if n - 1 - pos <= depth * (window - 1) else "white"
+                  for pos in range(n)], size=cell_w - 0.06, height=row_h - 0.08)
         for pos in range(n):
-            _label(ax, x0 + (pos + 0.5) * cell_w, 0.3, str(pos), size=7.5, color="#555555")
+            _note(ax, x0 + (pos + 0.5) * cell_w, 0.3, str(pos))
         first = n - 1 - reach
         _label(ax, x0 + (first + 0.5) * cell_w, 0.12, "가장 먼 입력", size=7.5)
         _label(ax, 0.1, height - 0.2,
@@ -769,7 +858,7 @@ def rope_rotation(theta: float = 0.5) -> Figure:
     Returns
     -------
     matplotlib.figure.Figure
-        7 inches wide; show it with :func:`show`.
+        Three circles side by side in 7 × 2.75 inches.
 
     Raises
     ------
@@ -801,20 +890,14 @@ def rope_rotation(theta: float = 0.5) -> Figure:
             _label(ax, cx, height - 0.2, title, size=8)
             if pair is None:
                 for m in range(4):
-                    a = m * theta
-                    tip = (cx + radius * math.cos(a), cy + radius * math.sin(a))
-                    _arrow(ax, (cx, cy), tip, color=QUERY if m == 0 else INK)
-                    _label(ax, cx + (radius + 0.22) * math.cos(a),
-                           cy + (radius + 0.16) * math.sin(a), f"m={m}", size=7.5)
+                    _ray(ax, (cx, cy), radius, m * theta, f"m={m}", beyond=(0.22, 0.16),
+                         color=QUERY if m == 0 else INK)
                 _label(ax, cx, cy - radius - 0.18, f"θ = {theta} rad", size=7.5)
                 continue
             m, n = pair
             for pos, color, name in ((m, QUERY, "q"), (n, KEY_VALUE, "k")):
-                a = pos * theta
-                _arrow(ax, (cx, cy), (cx + radius * math.cos(a), cy + radius * math.sin(a)),
-                       color=color, width=1.4)
-                _label(ax, cx + (radius + 0.2) * math.cos(a),
-                       cy + (radius + 0.14) * math.sin(a), f"{name}{pos}", size=7.5)
+                _ray(ax, (cx, cy), radius, pos * theta, f"{name}{pos}", beyond=(0.2, 0.14),
+                     color=color, width=1.4)
             mid = (m + n) / 2 * theta
             ax.add_patch(Arc((cx, cy), 0.7, 0.7, theta1=math.degrees(m * theta),
                              theta2=math.degrees(n * theta), color=INK, linewidth=0.8))
@@ -841,7 +924,7 @@ def latent_attention(cache_label: str = "KV 캐시: 토큰마다 이 두 벡터�
     Returns
     -------
     matplotlib.figure.Figure
-        7 inches wide; show it with :func:`show`.
+        7 × 3.8 inches, from the input on the left to the output on the right.
 
     Raises
     ------
@@ -861,51 +944,55 @@ def latent_attention(cache_label: str = "KV 캐시: 토큰마다 이 두 벡터�
     height = 3.8
     with _style():
         fig, ax = _canvas(WIDTH, height, "latent_attention")
-        ax.text(2.2, 3.62, "잠재 벡터로 압축", ha="center", va="center", fontsize=8.5)
-        ax.text(3.95, 3.62, "헤드마다 복원", ha="center", va="center", fontsize=8.5)
-        _box(ax, 0.1, 1.55, 0.75, 0.6, color=PLAIN)
-        ax.text(0.475, 1.95, "입력", ha="center", va="center", fontsize=8.5)
-        ax.text(0.475, 1.72, "$h_t$", ha="center", va="center", fontsize=9)
-        ax.add_patch(FancyBboxPatch((1.4, 0.05), 1.6, 1.95, boxstyle="round,pad=0",
-                                    facecolor="none", edgecolor=INK, linewidth=0.8,
-                                    linestyle="--"))
-        ax.text(2.2, 0.16, cache_label, ha="center", va="center", fontsize=7.5)
+        _label(ax, 2.2, 3.62, "잠재 벡터로 압축", size=8.5)
+        _label(ax, 3.95, 3.62, "헤드마다 복원", size=8.5)
+        _titled_box(ax, 0.1, 1.55, 0.75, 0.6, "입력", "$h_t$", color=PLAIN, at=(0.4, 0.17),
+                    sizes=(8.5, 9))
+        _rect(ax, 1.4, 0.05, 1.6, 1.95, width=0.8, style="round,pad=0", dashes="--")
+        _label(ax, 2.2, 0.16, cache_label, size=7.5)
         latents = {"q": (2.65, QUERY, "쿼리 잠재 벡터", "$c^{Q}$  ($d_c'$)"),
                    "kv": (1.35, KEY_VALUE, "잠재 벡터", "$c^{KV}$  ($d_c$)"),
                    "r": (0.35, KEY_VALUE, "RoPE 키 (헤드 공유)", "$k^{R}$  ($d_h^R$)")}
-        weights = {"q": "$W^{DQ}$", "kv": "$W^{DKV}$", "r": "$W^{KR}$"}
         for y, color, title, symbol in latents.values():
-            _box(ax, 1.5, y, 1.4, 0.56, color=color)
-            ax.text(2.2, y + 0.39, title, ha="center", va="center", fontsize=8)
-            ax.text(2.2, y + 0.16, symbol, ha="center", va="center", fontsize=8.5)
+            _titled_box(ax, 1.5, y, 1.4, 0.56, title, symbol, color=color, at=(0.39, 0.16),
+                        sizes=(8, 8.5))
             _arrow(ax, (0.85, 1.85), (1.5, y + 0.28))
-        for name, (x, y) in {"q": (1.17, 2.62), "kv": (1.17, 1.85),
-                             "r": (0.98, 1.2)}.items():
-            ax.text(x, y, weights[name], ha="center", va="center", fontsize=7.5)
-        heads = [("$q^{C}$  ($d_h$)", 3.05, QUERY, "q", "$W^{UQ}$"),
-                 ("RoPE  $q^{R}$  ($d_h^R$)", 2.45, QUERY, "q", "$W^{QR}$"),
-                 ("$k^{C}$  ($d_h$)", 1.7, KEY_VALUE, "kv", "$W^{UK}$"),
-                 ("$v^{C}$  ($d_h$)", 1.1, KEY_VALUE, "kv", "$W^{UV}$")]
-        for symbol, y, color, source, weight in heads:
-            _box(ax, 3.5, y, 1.15, 0.4, symbol, color=color, fontsize=8.5)
-            start_y = latents[source][0] + 0.28
-            _arrow(ax, (2.9, start_y), (3.5, y + 0.2))
-            above = y + 0.2 > start_y
-            ax.text(3.2, (start_y + y + 0.2) / 2 + (0.1 if above else -0.1), weight,
-                    ha="center", va="bottom" if above else "top", fontsize=7.5)
-            _arrow(ax, (4.65, y + 0.2), (5.0, min(max(y + 0.2, 0.9), 3.0)))
-        _arrow(ax, (2.9, 0.63), (5.0, 0.75))
-        _box(ax, 5.0, 0.45, 1.0, 2.7, color=ATTENTION)
-        ax.text(5.5, 2.1, "헤드마다\n어텐션", ha="center", va="center", fontsize=8.5,
-                linespacing=1.3)
-        ax.text(5.5, 1.5, r"$1/\sqrt{d_h + d_h^R}$", ha="center", va="center", fontsize=8)
-        ax.text(5.5, 1.1, "인과 마스크", ha="center", va="center", fontsize=7.5)
-        _arrow(ax, (6.0, 1.8), (6.35, 1.8))
-        ax.text(6.175, 1.9, "$W^{O}$", ha="center", va="bottom", fontsize=7.5)
-        _box(ax, 6.35, 1.5, 0.6, 0.6, color=PLAIN)
-        ax.text(6.65, 1.92, "출력", ha="center", va="center", fontsize=8.5)
-        ax.text(6.65, 1.68, "$u_t$", ha="center", va="center", fontsize=9)
+        for x, y, weight in ((1.17, 2.62, "$W^{DQ}$"), (1.17, 1.85, "$W^{DKV}$"),
+                             (0.98, 1.2, "$W^{KR}$")):
+            _label(ax, x, y, weight, size=7.5)
+        _heads_from_latents(ax, {name: y + 0.28 for name, (y, *_) in latents.items()})
+        _attention_to_output(ax)
     return fig
+
+
+def _heads_from_latents(ax, sources: dict[str, float]) -> None:
+    """latent_attention's middle: each head's query, RoPE query, key and value rebuilt from
+    the latent whose right edge's middle is at height ``sources[name]``, then into attention."""
+    heads = [("$q^{C}$  ($d_h$)", 3.05, QUERY, "q", "$W^{UQ}$"),
+             ("RoPE  $q^{R}$  ($d_h^R$)", 2.45, QUERY, "q", "$W^{QR}$"),
+             ("$k^{C}$  ($d_h$)", 1.7, KEY_VALUE, "kv", "$W^{UK}$"),
+             ("$v^{C}$  ($d_h$)", 1.1, KEY_VALUE, "kv", "$W^{UV}$")]
+    for symbol, y, color, source, weight in heads:
+        _box(ax, 3.5, y, 1.15, 0.4, symbol, color=color, fontsize=8.5)
+        start_y = sources[source]
+        _arrow(ax, (2.9, start_y), (3.5, y + 0.2))
+        above = y + 0.2 > start_y
+        _label(ax, 3.2, (start_y + y + 0.2) / 2 + (0.1 if above else -0.1), weight,
+               size=7.5, va="bottom" if above else "top")
+        _arrow(ax, (4.65, y + 0.2), (5.0, min(max(y + 0.2, 0.9), 3.0)))
+
+
+def _attention_to_output(ax) -> None:
+    """latent_attention's right side: the RoPE key joins, attention per head, then W^O."""
+    _arrow(ax, (2.9, 0.63), (5.0, 0.75))
+    _box(ax, 5.0, 0.45, 1.0, 2.7, color=ATTENTION)
+    _label(ax, 5.5, 2.1, "헤드마다\n어텐션", size=8.5, linespacing=1.3)
+    _label(ax, 5.5, 1.5, r"$1/\sqrt{d_h + d_h^R}$")
+    _label(ax, 5.5, 1.1, "인과 마스크", size=7.5)
+    _arrow(ax, (6.0, 1.8), (6.35, 1.8))
+    _label(ax, 6.175, 1.9, "$W^{O}$", size=7.5, va="bottom")
+    _titled_box(ax, 6.35, 1.5, 0.6, 0.6, "출력", "$u_t$", color=PLAIN, at=(0.42, 0.18),
+                sizes=(8.5, 9))
 
 
 def _grid(ax, x: float, top: float, n: int, size: float, shade) -> None:
@@ -913,10 +1000,8 @@ def _grid(ax, x: float, top: float, n: int, size: float, shade) -> None:
     ``shade(i, j)`` gives a cell's colour, or None for an empty (white) cell."""
     for i in range(n):
         for j in range(n):
-            color = shade(i, j)
-            ax.add_patch(FancyBboxPatch((x + j * size, top - (i + 1) * size), size, size,
-                                        boxstyle="square,pad=0", linewidth=0.4,
-                                        facecolor=color or "white", edgecolor="#999999"))
+            _rect(ax, x + j * size, top - (i + 1) * size, size, size,
+                  face=shade(i, j) or "white", edge="#999999", width=0.4)
 
 
 def _decay_colour(i: int, j: int) -> str:
@@ -945,7 +1030,7 @@ def linear_attention_forms(n: int = 8, chunk_size: int = 3) -> Figure:
     Returns
     -------
     matplotlib.figure.Figure
-        7 inches wide; show it with :func:`show`.
+        Three panels in 7 × 3 inches, the matrix, recurrent and chunked forms.
 
     Raises
     ------
@@ -970,19 +1055,15 @@ def linear_attention_forms(n: int = 8, chunk_size: int = 3) -> Figure:
         fig, ax = _canvas(WIDTH, height, "linear_attention_forms")
         top = height - 0.62
         for x, title in ((0.15, "행렬 형태"), (2.55, "순환 형태"), (4.95, "청크 형태")):
-            ax.text(x + 0.95, height - 0.16, title, ha="center", va="center", fontsize=9)
-        ax.text(1.1, height - 0.42, r"$O = (QK^\top \odot D)\,V$", ha="center",
-                va="center", fontsize=8)
+            _label(ax, x + 0.95, height - 0.16, title, size=9)
+        _label(ax, 1.1, height - 0.42, r"$O = (QK^\top \odot D)\,V$")
         _grid(ax, 0.25, top, n, size, lambda i, j: _decay_colour(i, j) if j <= i else None)
-        ax.text(1.1, top - n * size - 0.18, "감쇠 비율을 담은 인과 마스크", ha="center",
-                va="center", fontsize=7.5)
+        _label(ax, 1.1, top - n * size - 0.18, "감쇠 비율을 담은 인과 마스크", size=7.5)
         _state_chain(ax, 2.55, top)
         _grid(ax, 5.05, top, n, size, lambda i, j: _chunk_colour(i, j, chunk_size))
         _chunk_borders(ax, 5.05, top, n, size, chunk_size)
-        ax.text(5.9, top - n * size - 0.18, "대각 블록: 행렬 곱", ha="center", va="center",
-                fontsize=7.5)
-        ax.text(5.9, top - n * size - 0.42, "아래 블록: 상태로 전달", ha="center",
-                va="center", fontsize=7.5)
+        _label(ax, 5.9, top - n * size - 0.18, "대각 블록: 행렬 곱", size=7.5)
+        _label(ax, 5.9, top - n * size - 0.42, "아래 블록: 상태로 전달", size=7.5)
     return fig
 
 
@@ -995,28 +1076,25 @@ def _chunk_colour(i: int, j: int, chunk_size: int):
 def _chunk_borders(ax, x, top, n, size, chunk_size):
     for start in range(0, n, chunk_size):
         stop = min(start + chunk_size, n)
-        ax.add_patch(FancyBboxPatch((x + start * size, top - stop * size),
-                                    (stop - start) * size, (stop - start) * size,
-                                    boxstyle="square,pad=0", facecolor="none", edgecolor=INK,
-                                    linewidth=1.2))
+        _rect(ax, x + start * size, top - stop * size, (stop - start) * size,
+              (stop - start) * size, width=1.2)
 
 
 def _state_chain(ax, x, top):
     """Three states S_{t-1}, S_t, S_{t+1} with the token entering below and o_t leaving up."""
-    ax.text(x + 0.95, top + 0.2, r"$S_t = \alpha_t S_{t-1} + v_t k_t^\top$", ha="center",
-            va="center", fontsize=8)
+    _label(ax, x + 0.95, top + 0.2, r"$S_t = \alpha_t S_{t-1} + v_t k_t^\top$")
     names = (r"$S_{t-1}$", r"$S_t$", r"$S_{t+1}$")
     y = top - 0.95
     for c, name in enumerate(names):
         cx = x + 0.3 + c * 0.65
         _box(ax, cx - 0.22, y, 0.44, 0.4, name, color=KEY_VALUE, fontsize=8)
         _arrow(ax, (cx, y - 0.35), (cx, y))
-        ax.text(cx, y - 0.47, r"$k, v$", ha="center", va="center", fontsize=7.5)
+        _label(ax, cx, y - 0.47, r"$k, v$", size=7.5)
         _arrow(ax, (cx, y + 0.4), (cx, y + 0.7))
-        ax.text(cx, y + 0.8, r"$o$", ha="center", va="center", fontsize=7.5)
+        _label(ax, cx, y + 0.8, r"$o$", size=7.5)
         if c:
             _arrow(ax, (cx - 0.43, y + 0.2), (cx - 0.22, y + 0.2))
-    ax.text(x + 0.95, y - 0.8, "상태 하나, 크기 고정", ha="center", va="center", fontsize=7.5)
+    _label(ax, x + 0.95, y - 0.8, "상태 하나, 크기 고정", size=7.5)
 
 
 def hybrid_stack(num_blocks: int = 2, ratio: int = 3) -> Figure:
@@ -1033,14 +1111,14 @@ def hybrid_stack(num_blocks: int = 2, ratio: int = 3) -> Figure:
     Returns
     -------
     matplotlib.figure.Figure
-        7 inches wide; show it with :func:`show`.
+        A single row of ``num_blocks (ratio + 1)`` layers in 7 × 1.55 inches.
 
     Raises
     ------
     TypeError
-        If an argument is not an integer.
+        If ``num_blocks`` or ``ratio`` is not an integer.
     ValueError
-        If an argument is out of range.
+        If ``num_blocks`` is not in 1..3 or ``ratio`` not in 1..4.
 
     Notes
     -----
@@ -1065,27 +1143,15 @@ def hybrid_stack(num_blocks: int = 2, ratio: int = 3) -> Figure:
                  color=QUERY if softmax else KEY_VALUE, fontsize=8)
             if not softmax:  # two texts, so that each line stays one <text> in the SVG
                 for dy, word in ((0.1, "Gated"), (-0.1, "DeltaNet")):
-                    ax.text(x + pitch / 2, 0.98 + dy, word, ha="center", va="center",
-                            fontsize=8)
-            ax.text(x + pitch / 2, 0.5, "KV 캐시" if softmax else "상태", ha="center",
-                    va="center", fontsize=7.5)
+                    _label(ax, x + pitch / 2, 0.98 + dy, word)
+            _label(ax, x + pitch / 2, 0.5, "KV 캐시" if softmax else "상태", size=7.5)
             if layer:
                 _arrow(ax, (x - 0.04, 0.975), (x + 0.04, 0.975))
-        ax.text(0.15, 1.38, f"레이어 {ratio}개는 고정 크기의 상태, 1개는 길이에 비례하는 KV 캐시",
-                ha="left", va="center", fontsize=8.5)
-        ax.text(0.15, 0.2, "레이어 아래: 토큰을 생성할 때 들고 있는 것", ha="left", va="center",
-                fontsize=7.5, color="#555555")
+        _label(ax, 0.15, 1.38,
+               f"레이어 {ratio}개는 고정 크기의 상태, 1개는 길이에 비례하는 KV 캐시", ha="left",
+               size=8.5)
+        _note(ax, 0.15, 0.2, "레이어 아래: 토큰을 생성할 때 들고 있는 것", ha="left")
     return fig
-
-
-def _token_row(ax, xs, y, labels_, colors, *, size: float, height: float, fontsize=8.5):
-    """Boxes of width ``size`` at the x positions ``xs``, one label and colour each; a label
-    None draws ⋯ and no box (the steps left out)."""
-    for x, label, color in zip(xs, labels_, colors, strict=True):
-        if label is None:
-            _label(ax, x + size / 2, y + height / 2, "⋯", size=fontsize)
-        else:
-            _box(ax, x, y, size, height, label, color=color, fontsize=fontsize)
 
 
 def lstm_classifiers(steps: int = 5) -> Figure:
@@ -1106,7 +1172,7 @@ def lstm_classifiers(steps: int = 5) -> Figure:
     Returns
     -------
     matplotlib.figure.Figure
-        7 inches wide; show it with :func:`show`.
+        Three columns, one per classifier, in 7 × 4.3 inches.
 
     Raises
     ------
@@ -1128,70 +1194,82 @@ def lstm_classifiers(steps: int = 5) -> Figure:
     """
     steps = integer(steps, "steps", low=3, high=7)
     height, col_w = 4.3, 2.2
-    cell, cell_h = min(0.34, 1.9 / steps), 0.26
+    cell = min(0.34, 1.9 / steps)
     names = [str(i + 1) for i in range(steps - 2)] + [None, "T"]  # h_1 … ⋯ h_T
-    titles = ("LSTM", "LSTM + 가산 어텐션", "LSTM + 멀티 헤드 어텐션")
-    y_in, y_lstm, y_h, y_head = 0.45, 0.95, 1.5, 3.3
+    columns = (("LSTM", ["white"] * (steps - 1) + [KEY_VALUE], _last_state),
+               ("LSTM + 가산 어텐션", [KEY_VALUE] * (steps - 1) + [QUERY], _additive),
+               ("LSTM + 멀티 헤드 어텐션", [KEY_VALUE] * steps, _pooled))
     with _style():
         fig, ax = _canvas(WIDTH, height, "lstm_classifiers")
-        for column, title in enumerate(titles):
-            x0 = 0.15 + column * (col_w + 0.15)
-            centre = x0 + col_w / 2
-            xs = [centre - steps * cell / 2 + i * cell for i in range(steps)]
-            drawn = [i for i, n in enumerate(names) if n is not None]
+        for column, (title, states, middle) in enumerate(columns):
+            centre = 0.15 + column * (col_w + 0.15) + col_w / 2
+            xs = _spread(steps, centre, cell, 0)
             _label(ax, centre, height - 0.2, title, size=9, fontweight="bold")
-            _token_row(ax, xs, y_in, [n and f"$x_{n}$" for n in names], ["white"] * steps,
-                       size=cell, height=cell_h, fontsize=8)
-            _label(ax, centre, y_in - 0.2, "입력 시계열", size=7.5, color="#555555")
-            _box(ax, xs[0], y_lstm, steps * cell, 0.3, "LSTM", color=PLAIN, fontsize=8.5)
-            last = drawn[-1]
-            colours = {"LSTM": ["white"] * (steps - 1) + [KEY_VALUE],
-                       "LSTM + 가산 어텐션": [KEY_VALUE] * (steps - 1) + [QUERY]}
-            row = colours.get(title, [KEY_VALUE] * steps)
-            _token_row(ax, xs, y_h, [n and f"$h_{n}$" for n in names], row, size=cell,
-                       height=cell_h, fontsize=8)
-            for i in drawn:
-                mid = xs[i] + cell / 2
-                _arrow(ax, (mid, y_in + cell_h), (mid, y_lstm))
-                _arrow(ax, (mid, y_lstm + 0.3), (mid, y_h))
-            top_h = y_h + cell_h
-            if column == 0:
-                mid = xs[last] + cell / 2
-                _arrow(ax, (mid, top_h), (mid, y_head))
-                _label(ax, mid - 0.1, (top_h + y_head) / 2, "마지막 은닉 상태만", ha="right",
-                       size=8)
-            elif column == 1:
-                y_att = 2.15
-                _box(ax, xs[0], y_att, steps * cell, 0.34, "가산 어텐션", color=ATTENTION,
-                     fontsize=8.5)
-                for i in drawn:
-                    mid = xs[i] + cell / 2
-                    _arrow(ax, (mid, top_h), (mid, y_att), color=INK if i == last else "#888888",
-                           width=0.9 if i == last else 0.6)
-                _label(ax, xs[0] - 0.05, (top_h + y_att) / 2, "키·값", ha="right", size=7.5)
-                _label(ax, xs[-1] + cell + 0.05, (top_h + y_att) / 2, "쿼리", ha="left",
-                       size=7.5)
-                _arrow(ax, (centre, y_att + 0.34), (centre, y_head))
-                _label(ax, centre + 0.08, (y_att + 0.34 + y_head) / 2, "컨텍스트 벡터",
-                       ha="left", size=7.5)
-            else:
-                y_att, y_out, y_pool = 1.98, 2.5, 2.9
-                _box(ax, xs[0], y_att, steps * cell, 0.3, "멀티 헤드 셀프 어텐션",
-                     color=ATTENTION, fontsize=8)
-                _token_row(ax, xs, y_out, [n and "" for n in names], [MIXED] * steps,
-                           size=cell, height=0.18)
-                for i in drawn:
-                    mid = xs[i] + cell / 2
-                    _arrow(ax, (mid, top_h), (mid, y_att), color="#888888", width=0.6)
-                    _arrow(ax, (mid, y_att + 0.3), (mid, y_out), color="#888888", width=0.6)
-                _box(ax, xs[0], y_pool, steps * cell, 0.24, "시간 축 평균", color=PLAIN,
-                     fontsize=8)
-                _arrow(ax, (centre, y_out + 0.18), (centre, y_pool))
-                _arrow(ax, (centre, y_pool + 0.24), (centre, y_head))
-            _box(ax, xs[0], y_head, steps * cell, 0.3, "분류 헤드", color=FFN, fontsize=8.5)
-            _arrow(ax, (centre, y_head + 0.3), (centre, y_head + 0.47))
-            _label(ax, centre, y_head + 0.58, "레이블 1의 확률", size=7.5)
+            _lstm_states(ax, xs, cell, names, states)
+            middle(ax, xs, cell, [i for i, n in enumerate(names) if n is not None])
+            y = LSTM_ROWS["head"]
+            _box(ax, xs[0], y, steps * cell, 0.3, "분류 헤드", color=FFN, fontsize=8.5)
+            _arrow(ax, (centre, y + 0.3), (centre, y + 0.47))
+            _label(ax, centre, y + 0.58, "레이블 1의 확률", size=7.5)
     return fig
+
+
+LSTM_ROWS = {"in": 0.45, "lstm": 0.95, "h": 1.5, "head": 3.3}  # lstm_classifiers, bottom up
+LSTM_CELL_H = 0.26
+
+
+def _lstm_states(ax, xs, cell: float, names, colours) -> None:
+    """lstm_classifiers' shared bottom: the input series, the LSTM and its hidden states."""
+    y, height = LSTM_ROWS, LSTM_CELL_H
+    centre = (xs[0] + xs[-1] + cell) / 2
+    _row(ax, xs, y["in"], [n and f"$x_{n}$" for n in names], ["white"] * len(xs), size=cell,
+         height=height, fontsize=8)
+    _note(ax, centre, y["in"] - 0.2, "입력 시계열")
+    _box(ax, xs[0], y["lstm"], len(xs) * cell, 0.3, "LSTM", color=PLAIN, fontsize=8.5)
+    _row(ax, xs, y["h"], [n and f"$h_{n}$" for n in names], colours, size=cell,
+         height=height, fontsize=8)
+    for i, name in enumerate(names):
+        if name is not None:
+            mid = xs[i] + cell / 2
+            _arrow(ax, (mid, y["in"] + height), (mid, y["lstm"]))
+            _arrow(ax, (mid, y["lstm"] + 0.3), (mid, y["h"]))
+
+
+def _last_state(ax, xs, cell: float, drawn) -> None:
+    """The plain LSTM's classifier reads its last hidden state alone."""
+    mid = xs[drawn[-1]] + cell / 2
+    _labelled_arrow(ax, (mid, LSTM_ROWS["h"] + LSTM_CELL_H), (mid, LSTM_ROWS["head"]),
+                    "마지막 은닉 상태만", side="left", gap=0.1)
+
+
+def _additive(ax, xs, cell: float, drawn) -> None:
+    """Additive attention: the last state asks, every state answers, a context vector goes on."""
+    top_h, y_att, centre = LSTM_ROWS["h"] + LSTM_CELL_H, 2.15, (xs[0] + xs[-1] + cell) / 2
+    _box(ax, xs[0], y_att, len(xs) * cell, 0.34, "가산 어텐션", color=ATTENTION, fontsize=8.5)
+    for i in drawn:
+        mid = xs[i] + cell / 2
+        _weight(ax, (mid, top_h), (mid, y_att), i == drawn[-1], heavy_width=0.9)
+    _label(ax, xs[0] - 0.05, (top_h + y_att) / 2, "키·값", ha="right", size=7.5)
+    _label(ax, xs[-1] + cell + 0.05, (top_h + y_att) / 2, "쿼리", ha="left", size=7.5)
+    _labelled_arrow(ax, (centre, y_att + 0.34), (centre, LSTM_ROWS["head"]), "컨텍스트 벡터",
+                    size=7.5)
+
+
+def _pooled(ax, xs, cell: float, drawn) -> None:
+    """Multi-head self-attention over all the states, then their average over time."""
+    top_h, centre = LSTM_ROWS["h"] + LSTM_CELL_H, (xs[0] + xs[-1] + cell) / 2
+    y_att, y_out, y_pool = 1.98, 2.5, 2.9
+    _box(ax, xs[0], y_att, len(xs) * cell, 0.3, "멀티 헤드 셀프 어텐션", color=ATTENTION,
+         fontsize=8)
+    _row(ax, xs, y_out, ["" if i in drawn else None for i in range(len(xs))],
+         [MIXED] * len(xs), size=cell, height=0.18)
+    for i in drawn:
+        mid = xs[i] + cell / 2
+        _arrow(ax, (mid, top_h), (mid, y_att), color=FAINT, width=0.6)
+        _arrow(ax, (mid, y_att + 0.3), (mid, y_out), color=FAINT, width=0.6)
+    _box(ax, xs[0], y_pool, len(xs) * cell, 0.24, "시간 축 평균", color=PLAIN, fontsize=8)
+    _arrow(ax, (centre, y_out + 0.18), (centre, y_pool))
+    _arrow(ax, (centre, y_pool + 0.24), (centre, LSTM_ROWS["head"]))
 
 
 def bottleneck(source: Sequence[str] = ("나는", "학교에", "간다"),
@@ -1219,7 +1297,7 @@ def bottleneck(source: Sequence[str] = ("나는", "학교에", "간다"),
     Returns
     -------
     matplotlib.figure.Figure
-        7 inches wide; show it with :func:`show`.
+        Two panels, without and with attention, in 7 × 3.9 inches.
 
     Raises
     ------
@@ -1246,49 +1324,47 @@ def bottleneck(source: Sequence[str] = ("나는", "학교에", "간다"),
     attend_to = integer(attend_to, "attend_to", low=0, high=len(source) - 1)
     height, tok_w, tok_h, gap = 3.9, 0.5, 0.3, 0.12
     y_src, y_h, y_mid, y_s, y_out = 0.3, 0.95, 1.75, 2.55, 3.1
-
-    def row(n, centre):
-        start = centre - (n * tok_w + (n - 1) * gap) / 2
-        return [start + i * (tok_w + gap) for i in range(n)]
-
-    def sequence(xs, y_tokens, y_states, tokens, state, color, upward):
-        for i, (x, token) in enumerate(zip(xs, tokens, strict=True)):
-            _box(ax, x, y_tokens, tok_w, tok_h, token, color="white", fontsize=8)
-            _box(ax, x, y_states, tok_w, tok_h, rf"${state}_{{{i + 1}}}$", color=color,
-                 fontsize=8.5)
-            ends = (y_tokens + tok_h, y_states) if upward else (y_states + tok_h, y_tokens)
-            _arrow(ax, (x + tok_w / 2, ends[0]), (x + tok_w / 2, ends[1]))
-            if i:
-                _arrow(ax, (x - gap, y_states + tok_h / 2), (x, y_states + tok_h / 2))
-
+    size = dict(w=tok_w, h=tok_h, gap=gap)
     with _style():
         fig, ax = _canvas(WIDTH, height, "bottleneck")
         for centre, title in ((1.75, "어텐션 없이"), (5.25, "어텐션")):
             _label(ax, centre, height - 0.17, title, size=9.5, fontweight="bold")
-            enc, dec = row(len(source), centre), row(len(target), centre)
-            sequence(enc, y_src, y_h, source, "h", KEY_VALUE, upward=True)
-            sequence(dec, y_out, y_s, target, "s", QUERY, upward=False)
+            enc = _spread(len(source), centre, tok_w, gap)
+            dec = _spread(len(target), centre, tok_w, gap)
+            _rnn_chain(ax, enc, y_src, y_h, source, "h", KEY_VALUE, upward=True, **size)
+            _rnn_chain(ax, dec, y_out, y_s, target, "s", QUERY, upward=False, **size)
             _label(ax, enc[0] - 0.08, y_h + tok_h / 2, "인코더", ha="right", size=8)
             _label(ax, dec[0] - 0.08, y_s + tok_h / 2, "디코더", ha="right", size=8)
-        _label(ax, 1.75, height - 0.43, "문장 전체가 벡터 하나를 지난다", size=7.5,
-               color="#555555")
-        _label(ax, 5.25, height - 0.43, "단어마다 은닉 상태 전부를 다시 본다", size=7.5,
-               color="#555555")
-        enc, dec = row(len(source), 1.75), row(len(target), 1.75)
+        _note(ax, 1.75, height - 0.43, "문장 전체가 벡터 하나를 지난다")
+        _note(ax, 5.25, height - 0.43, "단어마다 은닉 상태 전부를 다시 본다")
+        enc, dec = _spread(len(source), 1.75, tok_w, gap), _spread(len(target), 1.75, tok_w, gap)
         _box(ax, 1.25, y_mid, 1.0, 0.32, "요약 벡터 하나", color=MIXED, fontsize=8)
         _arrow(ax, (enc[-1] + tok_w / 2, y_h + tok_h), (2.05, y_mid))
         _arrow(ax, (1.45, y_mid + 0.32), (dec[0] + tok_w / 2, y_s))
-        enc, dec = row(len(source), 5.25), row(len(target), 5.25)
+        enc, dec = _spread(len(source), 5.25, tok_w, gap), _spread(len(target), 5.25, tok_w, gap)
         box_x = 3.75
         _box(ax, box_x, y_mid, 1.05, 0.32, "컨텍스트 벡터", color=ATTENTION, fontsize=8)
         for j, x in enumerate(enc):
-            heavy = j == attend_to
-            _arrow(ax, (x + tok_w / 2, y_h + tok_h), (box_x + 0.52, y_mid),
-                   width=2.2 if heavy else 0.6, color=INK if heavy else "#888888", style="-")
+            _weight(ax, (x + tok_w / 2, y_h + tok_h), (box_x + 0.52, y_mid), j == attend_to,
+                    style="-")
         _arrow(ax, (box_x + 0.52, y_mid + 0.32), (dec[step] + tok_w / 2, y_s), rad=-0.2)
-        _label(ax, box_x - 0.08, y_mid + 0.16, "가중 평균\n(굵을수록 큰 가중치)", ha="right",
-               size=7.5, color="#555555", linespacing=1.4)
+        _note(ax, box_x - 0.08, y_mid + 0.16, "가중 평균\n(굵을수록 큰 가중치)", ha="right",
+              linespacing=1.4)
     return fig
+
+
+def _rnn_chain(ax, xs, y_tokens: float, y_states: float, tokens, state: str, color: str, *,
+               w: float, h: float, gap: float, upward: bool) -> None:
+    """An RNN unrolled over ``tokens``: a token box and its state ``state_i`` at each x in
+    ``xs``, an arrow between them (up from the token if ``upward``, else down to it), and an
+    arrow from each state to the next."""
+    for i, (x, token) in enumerate(zip(xs, tokens, strict=True)):
+        _box(ax, x, y_tokens, w, h, token, color="white", fontsize=8)
+        _box(ax, x, y_states, w, h, rf"${state}_{{{i + 1}}}$", color=color, fontsize=8.5)
+        ends = (y_tokens + h, y_states) if upward else (y_states + h, y_tokens)
+        _arrow(ax, (x + w / 2, ends[0]), (x + w / 2, ends[1]))
+        if i:
+            _arrow(ax, (x - gap, y_states + h / 2), (x, y_states + h / 2))
 
 
 def flash_tiling(n: int = 8, block: int = 2, query_block: int = 1, chunk: int = 2) -> Figure:
@@ -1316,7 +1392,7 @@ def flash_tiling(n: int = 8, block: int = 2, query_block: int = 1, chunk: int = 
     Returns
     -------
     matplotlib.figure.Figure
-        7 inches wide; show it with :func:`show`.
+        7 × 3.9 inches, the score matrix on the left and the running values on the right.
 
     Raises
     ------
@@ -1358,40 +1434,46 @@ def flash_tiling(n: int = 8, block: int = 2, query_block: int = 1, chunk: int = 
         _grid(ax, x0, top, n, size, shade)
         y_q = top - (query_block + 1) * block * size
         for x, w in ((x0, n * size), (x0 + chunk * block * size, block * size)):
-            ax.add_patch(FancyBboxPatch((x, y_q), w, block * size, boxstyle="square,pad=0",
-                                        facecolor="none", edgecolor=INK, linewidth=1.2))
-        for j in range(blocks):  # the key and value chunks above the matrix
-            colour = KEY_VALUE if j == chunk else ("#d8eef6" if j < chunk else "white")
-            _box(ax, x0 + j * block * size + 0.02, top + 0.08, block * size - 0.04, 0.22,
-                 color=colour)
-        left = x0 + chunk * block * size
-        _label(ax, left + block * size / 2, top + 0.52, f"키·값 청크 {chunk + 1} (지금 읽는 것)",
-               size=8)
-        _label(ax, x0 - 0.05, top + 0.19, "키·값", ha="right", size=8)
+            _rect(ax, x, y_q, w, block * size, width=1.2)
+        _key_value_chunks(ax, x0, top, block * size, blocks, chunk)
         _box(ax, x0 - 0.3, y_q + 0.02, 0.22, block * size - 0.04, color=QUERY)
         _label(ax, x0 - 0.36, y_q + block * size / 2, f"쿼리 블록 {query_block + 1}",
-               ha="right", size=8)
+               ha="right")
         _label(ax, x0 + n * size / 2, top - n * size - 0.2,
-               f"스코어 행렬 ({n} × {n}): 통째로 만들지 않는다", size=8)
-        _label(ax, x0 + n * size / 2, top - n * size - 0.42,
-               "청크는 왼쪽부터 차례로 지나간다 (회색: 읽음, 흰색: 남음)", size=7.5,
-               color="#555555")
-        x_state = 4.3
-        _label(ax, x_state, top + 0.52, "쿼리마다 들고 다니는 것", ha="left", size=8.5,
-               fontweight="bold")
-        entries = (("최댓값 m", "지금까지 본 스코어의 최댓값"),
-                   ("지수의 합 ℓ", "새 최댓값에 맞춰 다시 곱한 합"),
-                   ("출력 누적 O", "값에 지수를 곱해 더한 합"))
-        for k, (name, note) in enumerate(entries):
-            y = top - 0.2 - k * 0.62
-            _box(ax, x_state, y, 0.95, 0.34, name, color=NORM, fontsize=8)
-            _label(ax, x_state + 1.05, y + 0.17, note, ha="left", size=7.5)
+               f"스코어 행렬 ({n} × {n}): 통째로 만들지 않는다")
+        _note(ax, x0 + n * size / 2, top - n * size - 0.42,
+              "청크는 왼쪽부터 차례로 지나간다 (회색: 읽음, 흰색: 남음)")
+        _running_values(ax, 4.3, top)
         _arrow(ax, (x0 + n * size, y_q + block * size / 2),
-               (x_state, top - 0.2 - 0.62 + 0.17), rad=-0.15, color="#888888", width=0.7)
-        _label(ax, x_state, top - 2.2, "청크마다 세 값을 갱신하고,", ha="left", size=8)
-        _label(ax, x_state, top - 2.42, "마지막에 O를 ℓ로 한 번 나눈다", ha="left", size=8)
+               (4.3, top - 0.2 - 0.62 + 0.17), rad=-0.15, color=FAINT, width=0.7)
     return fig
 
+
+
+def _running_values(ax, x: float, top: float) -> None:
+    """flash_tiling's right side: the three values online softmax keeps for each query, and
+    what becomes of them."""
+    _label(ax, x, top + 0.52, "쿼리마다 들고 다니는 것", ha="left", size=8.5, fontweight="bold")
+    entries = (("최댓값 m", "지금까지 본 스코어의 최댓값"),
+               ("지수의 합 ℓ", "새 최댓값에 맞춰 다시 곱한 합"),
+               ("출력 누적 O", "값에 지수를 곱해 더한 합"))
+    for k, (name, note) in enumerate(entries):
+        y = top - 0.2 - k * 0.62
+        _box(ax, x, y, 0.95, 0.34, name, color=NORM, fontsize=8)
+        _label(ax, x + 1.05, y + 0.17, note, ha="left", size=7.5)
+    _label(ax, x, top - 2.2, "청크마다 세 값을 갱신하고,", ha="left")
+    _label(ax, x, top - 2.42, "마지막에 O를 ℓ로 한 번 나눈다", ha="left")
+
+
+def _key_value_chunks(ax, x0: float, top: float, width: float, blocks: int,
+                      chunk: int) -> None:
+    """flash_tiling's key and value chunks above the score matrix, each ``width`` wide:
+    those read already (pale), the one read now (blue), those still to come (white)."""
+    _row(ax, _slots(x0, width, blocks, 0.02), top + 0.08, [""] * blocks,
+         [KEY_VALUE if j == chunk else ("#d8eef6" if j < chunk else "white")
+          for j in range(blocks)], size=width - 0.04, height=0.22)
+    _label(ax, x0 + chunk * width + width / 2, top + 0.52, f"키·값 청크 {chunk + 1} (지금 읽는 것)")
+    _label(ax, x0 - 0.05, top + 0.19, "키·값", ha="right")
 
 
 def labels(fig: Figure) -> list[str]:
@@ -1411,8 +1493,7 @@ def labels(fig: Figure) -> list[str]:
     TypeError
         If ``fig`` is not a matplotlib figure.
     """
-    if not isinstance(fig, Figure):
-        raise TypeError(f"fig must be a matplotlib Figure; got {type(fig).__name__}")
+    instance(fig, "fig", Figure, "a matplotlib Figure")
     return [t.get_text() for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()]
 
 
@@ -1489,8 +1570,7 @@ def to_svg(fig: Figure) -> str:
     TypeError
         If ``fig`` is not a matplotlib figure.
     """
-    if not isinstance(fig, Figure):
-        raise TypeError(f"fig must be a matplotlib Figure; got {type(fig).__name__}")
+    instance(fig, "fig", Figure, "a matplotlib Figure")
     buffer = io.StringIO()
     with _style():
         FigureCanvasSVG(fig).print_svg(buffer, metadata={"Date": None, "Creator": None})

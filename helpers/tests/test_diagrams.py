@@ -263,3 +263,63 @@ def test_show_displays_svg_with_a_png_twin_width_and_text_size(monkeypatch):
         "image/svg+xml": {"width": 672, "smallest_text_px": 10.0},  # 7.5 pt in CSS pixels
         "image/png": {"width": 672, "smallest_text_px": 15.62}}  # 7.5 pt at 150 dpi
     assert data["text/plain"].startswith("<도식 kv_cache")
+
+
+# The drawing vocabulary the diagrams share.
+
+def canvas():
+    return diagrams._canvas(4.0, 2.0, "test")
+
+
+def test_spread_centres_the_boxes_and_keeps_the_gap():
+    xs = diagrams._spread(3, 2.0, 0.4, 0.1)
+    assert xs == pytest.approx([1.3, 1.8, 2.3])
+    assert (xs[0] + xs[-1] + 0.4) / 2 == pytest.approx(2.0)  # the row's middle is the centre
+    assert diagrams._spread(1, 5.0, 0.5, 0.3) == pytest.approx([4.75])
+
+
+def test_slots_inset_each_box_within_its_pitch():
+    assert diagrams._slots(1.0, 0.5, 3, 0.04) == pytest.approx([1.04, 1.54, 2.04])
+
+
+def test_row_draws_a_box_per_label_an_empty_box_for_blank_and_only_dots_for_none():
+    from matplotlib.patches import FancyBboxPatch  # noqa: PLC0415 - only this test
+
+    fig, ax = canvas()
+    diagrams._row(ax, [0.0, 1.0, 2.0], 0.5, ["a", "", None], ["white"] * 3, size=0.8,
+                  height=0.3)
+    boxes = fig.findobj(FancyBboxPatch)
+    assert [round(b.get_x(), 6) for b in boxes] == [0.0, 1.0]  # no box where the label is None
+    assert diagrams.labels(fig) == ["a", "⋯"]
+    dots = [t for t in texts(fig) if t.get_text() == "⋯"][0]
+    assert dots.get_position() == pytest.approx((2.4, 0.65))  # centred where the box would be
+
+
+def test_weight_lines_are_heavy_and_dark_only_for_the_largest_weight():
+    from matplotlib.patches import FancyArrowPatch  # noqa: PLC0415 - only this test
+
+    fig, ax = canvas()
+    diagrams._weight(ax, (0, 0), (1, 1), True, heavy_width=2.4)
+    diagrams._weight(ax, (0, 0), (2, 1), False, heavy_width=2.4)
+    heavy, light = fig.findobj(FancyArrowPatch)
+    assert heavy.get_linewidth() == 2.4 and light.get_linewidth() == 0.6
+    assert heavy.get_edgecolor() == matplotlib.colors.to_rgba(diagrams.INK)
+    assert light.get_edgecolor() == matplotlib.colors.to_rgba(diagrams.FAINT)
+
+
+@pytest.mark.parametrize("side, x, ha", [("right", 1.08, "left"), ("left", 0.92, "right")])
+def test_labelled_arrow_puts_its_label_beside_the_middle(side, x, ha):
+    fig, ax = canvas()
+    diagrams._labelled_arrow(ax, (1.0, 0.2), (1.0, 1.8), "W", side=side)
+    (label,) = texts(fig)
+    assert label.get_position() == pytest.approx((x, 1.0))
+    assert label.get_horizontalalignment() == ha
+
+
+def test_note_is_grey_and_smaller_than_a_label():
+    fig, ax = canvas()
+    diagrams._label(ax, 1, 1, "레이블")
+    diagrams._note(ax, 1, 0.5, "설명")
+    label, note = texts(fig)
+    assert note.get_color() == diagrams.NOTE and label.get_color() != diagrams.NOTE
+    assert note.get_fontsize() == 7.5 < label.get_fontsize()
