@@ -1,10 +1,11 @@
 """Bibliography labels in the same author–year form as the citations in the text.
 
-The chapters cite with sphinxcontrib-bibtex's ``author_year`` style ("[Vaswani et al., 2017]"),
-but its ``plain`` style labels the bibliography itself [1], [2], ... . This extension registers
-the pybtex style ``author_year_labels``: ``plain`` (entries sorted by author, year, title) with
-labels "Bahdanau et al., 2015", "Hochreiter and Schmidhuber, 1997" or "Radford et al., 2019",
-so a reader who follows a citation finds the same words at the entry.
+sphinxcontrib-bibtex's ``plain`` style labels the bibliography [1], [2], ... . This extension
+registers the pybtex style ``author_year_labels``: ``plain`` (entries sorted by author, year,
+title) with labels "Bahdanau et al., 2015", "Hochreiter and Schmidhuber, 1997" or "Radford et
+al., 2019", and "2014a", "2014b" when the same authors have two entries in a year. The
+chapters cite with the ``label`` reference style ("[Vaswani et al., 2017]"), which prints that
+label, so a reader who follows a citation finds the same words at the entry.
 """
 
 from __future__ import annotations
