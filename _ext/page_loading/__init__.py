@@ -6,8 +6,9 @@ things held back the first paint or kept the phone busy afterwards:
 - **Stylesheets.** The theme stack links a dozen stylesheets in ``<head>`` (one of them
   ``@import``-s another), and the browser paints nothing before it has fetched them all, a few
   at a time. After the build, each page's stylesheets become one file with the same rules in the
-  same order (``_static/course-styles-HASH.css``; ``url()`` paths rewritten to point where they
-  pointed before), so a page waits for one request instead of twelve.
+  same order (``_static/course-styles-NAME.css``, made again at every build, incremental or
+  not; ``url()`` paths rewritten to point where they pointed before), so a page waits for one
+  request instead of twelve.
 - **MathJax** (1 MB of script) typeset every formula in the reader's browser, in one task of over
   a second on a phone, on every page, with formulas or not; the text moved as formulas replaced
   their TeX. Now the build typesets them: the same offline MathJax the site would load
@@ -191,8 +192,29 @@ def _inline_css(file: Path, bundle_dir: Path, seen: set[Path]) -> str:
     return "".join([*out, URL.sub(moved, text[last:]), "\n"])
 
 
+def _bundle(files: list[Path], outdir: Path, bundles: dict) -> tuple[str, str]:
+    """The name and content version of the bundle of ``files``, written once per build.
+
+    The name comes from the files' paths, so it stays the same from build to build and a
+    page that the next (incremental) build does not rewrite still finds its bundle; the
+    version (``?v=``) comes from the content, so a browser fetches a changed bundle anew.
+    """
+    paths = "\n".join(f.relative_to(outdir).as_posix() for f in files)
+    name = f"{BUNDLE_PREFIX}{hashlib.sha256(paths.encode()).hexdigest()[:12]}.css"
+    if name not in bundles:
+        static = outdir / "_static"
+        css = "".join(_inline_css(f, static, set()) for f in files)
+        (static / name).write_text(css, encoding="utf-8")
+        bundles[name] = (files, hashlib.sha256(css.encode()).hexdigest()[:12])
+    return name, bundles[name][1]
+
+
 def bundle_stylesheets(page: str, page_path: Path, outdir: Path, bundles: dict) -> str:
-    """The page with its ``<head>`` stylesheets replaced by one bundle (written once per set)."""
+    """The page with its ``<head>`` stylesheets replaced by one bundle (written once per set).
+
+    ``bundles`` maps each bundle's name to (its stylesheets, its version); see
+    :func:`_bundle`.
+    """
     head_end = page.find("</head>")
     links = [m for m in STYLESHEET.finditer(page, 0, head_end)
              if "media=" not in m.group(0)]
@@ -205,21 +227,53 @@ def bundle_stylesheets(page: str, page_path: Path, outdir: Path, bundles: dict) 
         files.append(file)
     if len(files) < 2:
         return page
-    key = tuple(files)
-    if key not in bundles:
-        static = outdir / "_static"
-        css = "".join(_inline_css(f, static, set()) for f in files)
-        name = f"{BUNDLE_PREFIX}{hashlib.sha256(css.encode()).hexdigest()[:12]}.css"
-        (static / name).write_text(css, encoding="utf-8")
-        bundles[key] = static / name
-    href = posixpath.relpath(bundles[key].as_posix(), page_path.parent.as_posix())
+    name, version = _bundle(files, outdir.resolve(), bundles)
+    href = posixpath.relpath((outdir / "_static" / name).as_posix(),
+                             page_path.parent.as_posix())
     first, rest = links[0], links[1:]
-    out = page[:first.start()] + f'  <link rel="stylesheet" href="{href}" />\n'
+    out = page[:first.start()] + f'  <link rel="stylesheet" href="{href}?v={version}" />\n'
     last = first.end()
     for link in rest:
         out += page[last:link.start()]
         last = link.end()
     return out + page[last:]
+
+
+def rebundle(outdir: Path, pages: dict[Path, str]) -> dict[Path, str]:
+    """Every page with its stylesheets bundled, after a full or an incremental build.
+
+    Pages that Sphinx wrote in this build have the theme's links; pages it left from an
+    earlier build already link a bundle, made from stylesheets that may have changed since.
+    The bundles listed in ``_static/course-styles.json`` are made again from their
+    stylesheets, every page's link gets the current version, and bundles that no page links
+    are removed.
+    """
+    outdir = outdir.resolve()
+    static = outdir / "_static"
+    manifest = static / f"{BUNDLE_PREFIX}manifest.json"
+    bundles: dict = {}
+    listed = json.loads(manifest.read_text(encoding="utf-8")) if manifest.is_file() else {}
+    for paths in listed.values():
+        files = [outdir / path for path in paths]
+        if all(f.is_file() for f in files):
+            _bundle(files, outdir, bundles)
+    fresh = {path: bundle_stylesheets(page, path, outdir, bundles)
+             for path, page in pages.items()}
+
+    def current(match):
+        known = bundles.get(match.group(1))
+        return f"{match.group(1)}?v={known[1]}" if known else match.group(0)
+
+    linked = re.compile(rf"({BUNDLE_PREFIX}[0-9a-f]{{12}}\.css)(?:\?v=[0-9a-f]+)?")
+    fresh = {path: linked.sub(current, page) for path, page in fresh.items()}
+    manifest.write_text(json.dumps(
+        {name: [f.relative_to(outdir).as_posix() for f in files]
+         for name, (files, _) in sorted(bundles.items())}, indent=1), encoding="utf-8")
+    linked_names = {m.group(1) for page in fresh.values() for m in linked.finditer(page)}
+    for old in static.glob(f"{BUNDLE_PREFIX}*.css"):
+        if old.name not in bundles and old.name not in linked_names:
+            old.unlink()
+    return fresh
 
 
 # --- Pictures: their size known, fetched when they come near ----------------------------------
@@ -261,14 +315,11 @@ def rewrite_pages(app, exception) -> None:
         return
     outdir = Path(app.outdir).resolve()
     static = outdir / "_static"
-    for old in static.glob(f"{BUNDLE_PREFIX}*.css"):
-        old.unlink()
     originals = {path: path.read_text(encoding="utf-8") for path in outdir.rglob("*.html")}
     pages = dict(originals)
     typeset_pages(pages, static)
-    bundles: dict = {}
-    for path, page in pages.items():
-        fixed = lazy_images(bundle_stylesheets(page, path, outdir, bundles), path)
+    for path, page in rebundle(outdir, pages).items():
+        fixed = lazy_images(page, path)
         if fixed != originals[path]:
             path.write_text(fixed, encoding="utf-8")
 

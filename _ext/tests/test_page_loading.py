@@ -1,6 +1,7 @@
 """Tests of _ext/page_loading: one stylesheet per page, formulas typeset at build time,
 pictures fetched lazily."""
 
+import re
 import shutil
 
 import pytest
@@ -9,6 +10,7 @@ from _ext.page_loading import (
     _tex,
     bundle_stylesheets,
     lazy_images,
+    rebundle,
     typeset,
     typeset_pages,
 )
@@ -41,7 +43,7 @@ def test_stylesheets_become_one_file_with_the_same_rules_in_order(site):
     links = [line for line in page.splitlines() if 'rel="stylesheet"' in line]
     assert len(links) == 1 and 'href="../_static/course-styles-' in links[0]
     assert '<link rel="icon"' in page  # other links stay
-    css = next(iter(bundles.values())).read_text()
+    css = (site / "_static" / next(iter(bundles))).read_text()
     # the @import is inlined before theme.css's own rules, then course.css
     assert css.index("div{") < css.index(".t{") < css.index(".c{")
     assert "@import" not in css
@@ -57,6 +59,21 @@ def test_pages_with_the_same_stylesheets_share_one_bundle(site):
     second = bundle_stylesheets(HEAD, site / "chapters" / "two.html", site, bundles)
     assert first == second and len(bundles) == 1
     assert len(list((site / "_static").glob("course-styles-*.css"))) == 1
+
+
+def test_an_incremental_build_keeps_every_page_linked_to_a_current_bundle(site):
+    one, two = site / "chapters" / "one.html", site / "chapters" / "two.html"
+    first = rebundle(site, {one: HEAD, two: HEAD})
+    # the next build rewrites only page two; course.css has changed meanwhile
+    (site / "_static" / "course.css").write_text(".c{color:blue}\n")
+    second = rebundle(site, {one: first[one], two: HEAD})
+    hrefs = {path: re.search(r'href="([^"]*course-styles-[^"]*)"', page).group(1)
+             for path, page in second.items()}
+    assert hrefs[one] == hrefs[two] != re.search(r'href="([^"]*course-styles-[^"]*)"',
+                                                   first[one]).group(1)
+    bundle = (one.parent / hrefs[one].split("?")[0]).resolve()
+    assert ".c{color:blue}" in bundle.read_text()
+    assert [p.name for p in (site / "_static").glob("course-styles-*.css")] == [bundle.name]
 
 
 def test_a_missing_stylesheet_leaves_the_page_as_it_is(site):
