@@ -10,7 +10,7 @@ a multi-gigabyte TeX installation with Korean support and a second rendering of 
 check. Every request that does not go to the local server is aborted: the PDF is made offline.
 
 Each page is printed on its own (A4, with the theme's print styles plus PRINT_CSS; answers and
-folded code opened; code in a 9 px font so that 88 columns fit, never wrapped, and making the
+folded code opened; code in a 10 px (7.5 pt) font so that 88 columns fit, never wrapped, and making the
 PDF fails if a line of code would be cut off), then the parts are merged into one file: one
 bookmark per page, titled with its H1, with the page's headings below it, and links between
 pages point inside the PDF.
@@ -48,7 +48,7 @@ MARGIN = {"top": "16mm", "bottom": "16mm", "left": "14mm", "right": "14mm"}
 
 PRINT_CSS = """
 *, *::before, *::after { animation: none !important; transition: none !important; }
-pre { white-space: pre !important; font-size: 9px !important; }
+pre { white-space: pre !important; font-size: 10px !important; padding-inline: 8px !important; }
 div.cell_output pre { white-space: pre-wrap !important; overflow-wrap: anywhere; }
 div.cell_input { break-after: avoid; }
 details > summary, button.toggle-button { display: none !important; }
