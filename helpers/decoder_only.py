@@ -456,9 +456,11 @@ def greedy_generate(model: DecoderOnlyTransformer, prompt_ids, steps: int, *,
     """
     if not isinstance(model, DecoderOnlyTransformer):
         raise TypeError(f"model must be a DecoderOnlyTransformer; got {type(model).__name__}")
-    if cache is not None and (not isinstance(cache, (KVCache, LatentCache)) or cache.length):
-        raise ValueError("cache must be an empty KVCache or LatentCache (model.new_cache()); got "
-                         f"{type(cache).__name__} with length {getattr(cache, 'length', '?')}")
+    if cache is not None and (not isinstance(cache, (KVCache, LatentCache))
+                              or cache.length):
+        raise ValueError("cache must be an empty KVCache or LatentCache "
+                         f"(model.new_cache()); got {type(cache).__name__} with length "
+                         f"{getattr(cache, 'length', '?')}")
     ids = _checks.int_array(prompt_ids, "prompt_ids", ndim=2, low=0)
     steps = _checks.positive_int(steps, "steps")
     new, chosen, step_logits = ids, [], []

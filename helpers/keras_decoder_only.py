@@ -477,8 +477,8 @@ def build_decoder_only(vocab_size: int, *, d_model: int = 32, num_query_heads: i
     ids = keras.Input((None,), dtype="int32", name="ids")
     x = _embedding(vocab_size, d_model, max_length, "decoder")(ids)
     for i in range(num_layers):
-        layer = DecoderOnlyLayer(d_model, num_query_heads, num_kv_heads, d_ff,
-                                 window=window, latent=latent, name=f"decoder_layer_{i}")
+        layer = DecoderOnlyLayer(d_model, num_query_heads, num_kv_heads, d_ff, window=window,
+                                 latent=latent, name=f"decoder_layer_{i}")
         x = layer(x)
     x = keras.layers.LayerNormalization(name="final_norm")(x)
     logits = keras.layers.Dense(vocab_size, name="logits")(x)
