@@ -132,6 +132,24 @@ def one_of(value, name: str, choices: Iterable):
     return value
 
 
+def sizes(value, name: str, keys: Iterable[str]) -> dict[str, int]:
+    """``value`` as a dict of exactly ``keys``, each a positive integer.
+
+    >>> sizes({"latent_dim": 28, "rope_dim": 4}, "latent", ("latent_dim", "rope_dim"))
+    {'latent_dim': 28, 'rope_dim': 4}
+    >>> sizes({"latent_dim": 28}, "latent", ("latent_dim", "rope_dim"))
+    Traceback (most recent call last):
+    ValueError: latent must have the keys ['latent_dim', 'rope_dim']; got ['latent_dim']
+    """
+    keys = list(keys)
+    if not isinstance(value, dict):
+        raise TypeError(f"{name} must be a dict with the keys {keys}; got "
+                        f"{type(value).__name__}")
+    if sorted(value) != sorted(keys):
+        raise ValueError(f"{name} must have the keys {keys}; got {sorted(value)}")
+    return {key: positive_int(value[key], f"{name}[{key!r}]") for key in keys}
+
+
 def strings(value, name: str, *, low: int = 1, high: int | None = None) -> list[str]:
     """``value`` as a list of non-empty strings (tokens, labels), ``low`` to ``high`` of them.
 

@@ -1082,6 +1082,46 @@ class MultiHeadLatentAttention:
         heads, weights = attend(q_c, q_r, latent, rope_key, mask)
         return merge_heads(heads) @ self.w_o, weights
 
+    def attend(self, x, positions, mask=None, *, cache: LatentCache | None = None,
+               layer: int = 0):
+        """:meth:`__call__` (naive form) called as a decoder-only layer calls its attention.
+
+        The signature of :meth:`GroupedQueryAttention.attend`, so that
+        :class:`helpers.decoder_only.DecoderOnlyLayer` holds either layer. This layer makes
+        its causal mask itself; ``mask`` is only checked to be that mask.
+
+        Parameters
+        ----------
+        x : numpy.ndarray, shape (batch, n, d_model)
+        positions : array_like of int, shape (n,)
+            The positions of the rows of ``x`` (after the cached ones, with a cache).
+        mask : array_like of bool, shape (n, n_k), optional
+            ``None`` or :func:`helpers.attention.visible_keys` of ``positions`` and the keys
+            they see, without a window.
+        cache, layer
+            As in :meth:`__call__`.
+
+        Returns
+        -------
+        output : numpy.ndarray, shape (batch, n, d_model)
+        weights : numpy.ndarray, shape (batch, num_heads, n, n_k)
+
+        Raises
+        ------
+        ValueError
+            If ``mask`` is another mask (a sliding window, padding): not supported here.
+        """
+        positions = _checks.int_array(positions, "positions", ndim=1, low=0)
+        if mask is not None:
+            keys = positions if cache is None else cache.positions(new=len(positions))
+            causal = visible_keys(positions, keys)
+            mask = _checks.bool_array(mask, "mask", meaning="True = may attend")
+            if mask.shape != causal.shape or not np.array_equal(mask, causal):
+                raise ValueError("mask must be the causal mask of the positions (this layer "
+                                 f"knows no window or padding); got a mask of shape "
+                                 f"{mask.shape} that differs from it")
+        return self(x, positions, cache=cache, layer=layer)
+
     def _naive(self, q_c, q_r, latent, rope_key, mask):
         """Equations (10), (11), (16)-(18) as they read: per-head keys and values first,
         then attention with as many key/value heads as query heads (multi-head)."""

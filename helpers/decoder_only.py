@@ -7,7 +7,9 @@ logit per vocabulary entry. Its attention is grouped-query attention
 (:class:`~helpers.attention_layers.GroupedQueryAttention`, whose :class:`KVCache` lives with
 it in :mod:`helpers.attention_layers`; both are re-exported here): ``num_kv_heads`` equal to
 ``num_query_heads`` is multi-head attention, 1 is multi-query attention. With ``window`` set,
-every layer uses sliding-window attention.
+every layer uses sliding-window attention. Multi-head latent attention
+(:class:`~helpers.attention_layers.MultiHeadLatentAttention`, chapter 12) can take its
+place in every layer; the model then caches only latents (a :class:`LatentCache`).
 
 ``position`` says how the model knows where each token is: ``"sinusoidal"`` (the default,
 added to the embeddings), ``"rope"`` (queries and keys rotated in every layer,
@@ -34,15 +36,17 @@ import numpy as np
 from . import _checks
 from ._initializers import glorot_uniform
 from .attention import visible_keys
-from .attention_layers import GroupedQueryAttention, KVCache
+from .attention_layers import GroupedQueryAttention, KVCache, LatentCache, MultiHeadLatentAttention
 from .normalization import LayerNormalization
 from .positions import positional_encoding
 from .transformer import FeedForward, _TransformerLayer
 
-__all__ = ["GroupedQueryAttention", "KVCache", "DecoderOnlyLayer", "DecoderOnlyTransformer",
+__all__ = ["GroupedQueryAttention", "KVCache", "LatentCache", "MultiHeadLatentAttention",
+           "DecoderOnlyLayer", "DecoderOnlyTransformer",
            "visible_keys", "greedy_generate"]
 
 POSITIONS = ("sinusoidal", "rope", "alibi", "none")  # a model's ways of knowing positions
+LATENT_SIZES = ("latent_dim", "query_latent_dim", "rope_dim")  # a latent layer's sizes
 _IN_ATTENTION = {"sinusoidal": "none", "rope": "rope", "alibi": "alibi", "none": "none"}
 
 
@@ -59,7 +63,7 @@ class DecoderOnlyLayer(_TransformerLayer):
 
     Parameters
     ----------
-    self_attention : GroupedQueryAttention
+    self_attention : GroupedQueryAttention or MultiHeadLatentAttention
     feed_forward : helpers.transformer.FeedForward
     self_attention_norm, feed_forward_norm : helpers.transformer.LayerNormalization
 
@@ -76,7 +80,8 @@ class DecoderOnlyLayer(_TransformerLayer):
     Taught in chapter 9; the Keras twin is ``helpers.keras_decoder_only.DecoderOnlyLayer``.
     """
 
-    _PARTS = (("self_attention", GroupedQueryAttention), ("feed_forward", FeedForward),
+    _PARTS = (("self_attention", (GroupedQueryAttention, MultiHeadLatentAttention)),
+              ("feed_forward", FeedForward),
               ("self_attention_norm", LayerNormalization),
               ("feed_forward_norm", LayerNormalization))
 
@@ -89,13 +94,15 @@ class DecoderOnlyLayer(_TransformerLayer):
     def from_keras(cls, layer) -> DecoderOnlyLayer:
         """Copy a built ``helpers.keras_decoder_only.DecoderOnlyLayer``."""
         _checks.built(layer, "DecoderOnlyLayer")
-        return cls(GroupedQueryAttention.from_keras(layer.self_attention),
+        attention = (MultiHeadLatentAttention if getattr(layer, "latent", None)
+                     else GroupedQueryAttention)
+        return cls(attention.from_keras(layer.self_attention),
                    FeedForward.from_keras(layer.ffn_1, layer.ffn_2),
                    LayerNormalization.from_keras(layer.self_attention_norm),
                    LayerNormalization.from_keras(layer.feed_forward_norm))
 
-    def __call__(self, x, mask=None, *, cache: KVCache | None = None, layer: int = 0,
-                 positions=None):
+    def __call__(self, x, mask=None, *, cache: KVCache | LatentCache | None = None,
+                 layer: int = 0, positions=None):
         """``(output, weights)`` of the new positions ``x`` (batch, n, d_model); ``mask``,
         ``cache`` and ``layer`` as in :meth:`GroupedQueryAttention.__call__`, ``positions``
         as in :meth:`GroupedQueryAttention.attend` (``None``: those after the cached ones)."""
@@ -132,9 +139,10 @@ class DecoderOnlyTransformer:
         Sliding-window attention in every layer: a position sees itself and the
         ``window - 1`` before it. ``None``: every earlier position.
     position : {"sinusoidal", "rope", "alibi", "none"}, default "sinusoidal"
-        How the model knows positions (see the module docstring). The layers' attention
-        must agree: ``position="rope"`` for ``"rope"``, ``"alibi"`` for ``"alibi"``,
-        ``"none"`` otherwise.
+        How the model knows positions (see the module docstring). The layers' grouped-query
+        attention must agree: ``position="rope"`` for ``"rope"``, ``"alibi"`` for
+        ``"alibi"``, ``"none"`` otherwise. Multi-head latent attention brings its own
+        decoupled RoPE and goes with any of them, but not with a window.
 
     Raises
     ------
@@ -158,6 +166,14 @@ class DecoderOnlyTransformer:
     (1, 3, 12)
     >>> model.kv_cache_bytes_per_token()         # 2 x 2 layers x 1 head x 4 x 4 bytes
     64
+    >>> mla = DecoderOnlyTransformer.random(
+    ...     12, d_model=8, num_query_heads=2, num_kv_heads=2, d_ff=16, num_layers=2,
+    ...     max_length=10, rng=np.random.default_rng(0),
+    ...     latent={"latent_dim": 6, "query_latent_dim": 4, "rope_dim": 2})
+    >>> mla.kv_cache_bytes_per_token()           # 2 layers x (6 + 2) x 4 bytes
+    64
+    >>> type(mla.new_cache()).__name__
+    'LatentCache'
     """
 
     def __init__(self, embedding, layers, final_norm, output_kernel, output_bias, *,
@@ -188,6 +204,9 @@ class DecoderOnlyTransformer:
         self.max_length = (None if max_length is None
                            else _checks.positive_int(max_length, "max_length"))
         self.window = None if window is None else _checks.positive_int(window, "window")
+        if self.window is not None and self.latent:
+            raise ValueError(f"window={self.window} needs grouped-query attention; multi-head "
+                             "latent attention here sees every earlier position")
         self._table = None
         if self.position == "sinusoidal":
             self._table = positional_encoding(self.max_length, d_model).astype(
@@ -195,8 +214,9 @@ class DecoderOnlyTransformer:
 
     def _check_attention_positions(self) -> None:
         expected = _IN_ATTENTION[self.position]
-        got = [layer.self_attention.position for layer in self.layers]
-        if set(got) != {expected}:
+        got = [layer.self_attention.position for layer in self.layers
+               if isinstance(layer.self_attention, GroupedQueryAttention)]
+        if got and set(got) != {expected}:
             raise ValueError(f"position={self.position!r} needs every layer's attention with "
                              f"position={expected!r}; got {got}")
 
@@ -204,10 +224,13 @@ class DecoderOnlyTransformer:
     def random(cls, vocab_size: int, *, d_model: int, num_query_heads: int, num_kv_heads: int,
                d_ff: int, num_layers: int, max_length: int | None, rng: np.random.Generator,
                window: int | None = None, dtype=np.float32,
-               position: str = "sinusoidal") -> DecoderOnlyTransformer:
+               position: str = "sinusoidal",
+               latent: dict | None = None) -> DecoderOnlyTransformer:
         """Random weights as Keras initialises them (uniform embedding in [-0.05, 0.05],
         Glorot-uniform kernels, zero biases, gamma 1, beta 0), cast to ``dtype``; the
-        layers' attention set for ``position``.
+        layers' attention set for ``position``. ``latent``: multi-head latent attention of
+        these sizes (``latent_dim``, ``query_latent_dim``, ``rope_dim``) in every layer, with
+        ``num_query_heads`` heads of ``d_model // num_query_heads``.
 
         Raises
         ------
@@ -217,10 +240,18 @@ class DecoderOnlyTransformer:
         rng = _checks.generator(rng)
         vocab = _checks.integer(vocab_size, "vocab_size", low=2)
         in_attention = _IN_ATTENTION[_checks.one_of(position, "position", POSITIONS)]
+
+        def attention():
+            if latent is None:
+                return GroupedQueryAttention.random(d_model, num_query_heads, num_kv_heads,
+                                                    rng=rng, position=in_attention)
+            return MultiHeadLatentAttention.random(
+                d_model, num_heads=num_query_heads, rng=rng,
+                head_dim=_checks.key_dim(d_model, num_query_heads),
+                **_checks.sizes(latent, "latent", LATENT_SIZES))
+
         layers = [DecoderOnlyLayer(
-            GroupedQueryAttention.random(d_model, num_query_heads, num_kv_heads, rng=rng,
-                                         position=in_attention),
-            FeedForward.random(d_model, d_ff, rng=rng),
+            attention(), FeedForward.random(d_model, d_ff, rng=rng),
             LayerNormalization.initial(d_model), LayerNormalization.initial(d_model))
             for _ in range(_checks.positive_int(num_layers, "num_layers"))]
         model = cls(rng.uniform(-0.05, 0.05, (vocab, d_model)), layers,
@@ -315,18 +346,28 @@ class DecoderOnlyTransformer:
                    + self.final_norm.count_params() + self.output_kernel.size
                    + self.output_bias.size)
 
-    def kv_cache_bytes_per_token(self) -> int:
-        """What one more position adds to a full :class:`KVCache`: ``2 (keys and values) x
-        num_layers x num_kv_heads x head_dim x bytes per number``."""
-        attention = self.layers[0].self_attention
-        return (2 * len(self.layers) * attention.num_kv_heads * attention.head_dim
-                * self.embedding.dtype.itemsize)
+    @property
+    def latent(self) -> bool:
+        """Whether the layers use multi-head latent attention (and cache latents)."""
+        return isinstance(self.layers[0].self_attention, MultiHeadLatentAttention)
 
-    def new_cache(self, *, ring: bool = False) -> KVCache:
-        """An empty :class:`KVCache` for this model; ``ring=True`` keeps only ``window``
-        entries per layer (the model must have a window)."""
+    def kv_cache_bytes_per_token(self) -> int:
+        """What one more position adds to a full cache: ``2 (keys and values) x num_layers
+        x num_kv_heads x head_dim x bytes per number`` for a :class:`KVCache`, ``num_layers
+        x (latent_dim + rope_dim) x bytes per number`` for a :class:`LatentCache`."""
+        per_layer = [layer.self_attention.cache_elements_per_token() if self.latent
+                     else 2 * layer.self_attention.num_kv_heads * layer.self_attention.head_dim
+                     for layer in self.layers]
+        return sum(per_layer) * self.embedding.dtype.itemsize
+
+    def new_cache(self, *, ring: bool = False) -> KVCache | LatentCache:
+        """An empty cache for this model: a :class:`KVCache`, or a :class:`LatentCache`
+        with multi-head latent attention; ``ring=True`` keeps only ``window`` entries per
+        layer (the model must have a window)."""
         if ring and self.window is None:
             raise ValueError("ring=True needs a model with a sliding window; window is None")
+        if self.latent:
+            return LatentCache(len(self.layers))
         return KVCache(len(self.layers), max_entries=self.window if ring else None)
 
     def __call__(self, ids, *, cache: KVCache | None = None,
@@ -391,7 +432,7 @@ def greedy_generate(model: DecoderOnlyTransformer, prompt_ids, steps: int, *,
         Every row the same length (pad on the left if needed).
     steps : int
         Tokens to generate, at least 1.
-    cache : KVCache, optional
+    cache : KVCache or LatentCache, optional
         An empty cache from ``model.new_cache()``; ``None``: no cache.
 
     Returns
@@ -415,9 +456,11 @@ def greedy_generate(model: DecoderOnlyTransformer, prompt_ids, steps: int, *,
     """
     if not isinstance(model, DecoderOnlyTransformer):
         raise TypeError(f"model must be a DecoderOnlyTransformer; got {type(model).__name__}")
-    if cache is not None and (not isinstance(cache, KVCache) or cache.length):
-        raise ValueError("cache must be an empty KVCache (model.new_cache()); got "
-                         f"{type(cache).__name__} with length {getattr(cache, 'length', '?')}")
+    if cache is not None and (not isinstance(cache, (KVCache, LatentCache))
+                              or cache.length):
+        raise ValueError("cache must be an empty KVCache or LatentCache "
+                         f"(model.new_cache()); got {type(cache).__name__} with length "
+                         f"{getattr(cache, 'length', '?')}")
     ids = _checks.int_array(prompt_ids, "prompt_ids", ndim=2, low=0)
     steps = _checks.positive_int(steps, "steps")
     new, chosen, step_logits = ids, [], []

@@ -27,7 +27,7 @@ import numpy as np
 
 from . import _checks
 from ._tensorflow import keras
-from .decoder_only import _IN_ATTENTION, POSITIONS
+from .decoder_only import _IN_ATTENTION, LATENT_SIZES, POSITIONS
 from .keras_transformer import _embedding, _TransformerLayer
 from .positions import _PAIRINGS, _frequencies, _pair_columns, alibi_slopes
 from .training import FusedAdam, fit
@@ -326,6 +326,13 @@ class DecoderOnlyLayer(_TransformerLayer):
     position : {"none", "rope", "alibi"}, default "none"
         ``"none"``: ``keras.layers.GroupQueryAttention`` (positions, if any, come with
         ``x``); ``"rope"`` or ``"alibi"``: :class:`PositionalSelfAttention`.
+    latent : dict, optional
+        Multi-head latent attention instead:
+        ``{"latent_dim": d_c, "query_latent_dim": d_c', "rope_dim": d_h^R}`` of a
+        :class:`helpers.keras_latent_attention.MultiHeadLatentAttention` with
+        ``num_query_heads`` heads of ``head_dim`` (its own decoupled RoPE included). Then
+        ``num_kv_heads`` equals ``num_query_heads`` (MLA rebuilds a key and a value per
+        head), there is no window and ``position`` is ``"none"``.
     **kwargs
         Passed to ``keras.layers.Layer`` (``name``, ...).
 
@@ -340,29 +347,43 @@ class DecoderOnlyLayer(_TransformerLayer):
     TypeError
         If a size is not an integer.
     ValueError
-        If a size is below 1 or a head count does not divide; when built, if ``x`` does not
-        have shape (batch, n, d_model).
+        If a size is below 1 or a head count does not divide, or ``latent`` comes with
+        another ``num_kv_heads``, a window or a position; when built, if ``x`` does not have
+        shape (batch, n, d_model).
 
     Notes
     -----
     Radford et al. (2019) (GPT-2's pre-LN layer); Ainslie et al. (2023) (grouped-query
-    attention). Taught in chapters 9 and 10.
+    attention); DeepSeek-AI (2024) (multi-head latent attention). Taught in chapters 9 and
+    10; with ``latent``, in chapter 12.
     """
 
     def __init__(self, d_model: int, num_query_heads: int, num_kv_heads: int, d_ff: int, *,
                  window: int | None = None, dropout: float = 0.0, position: str = "none",
-                 **kwargs):
+                 latent: dict | None = None, **kwargs):
         kv = _checks.positive_int(num_kv_heads, "num_kv_heads")
         if _checks.positive_int(num_query_heads, "num_query_heads") % kv:
             raise ValueError(f"num_kv_heads={kv} must divide num_query_heads={num_query_heads}")
         self._num_kv_heads = kv
         self.position = _checks.one_of(position, "position", ("none", "rope", "alibi"))
+        self._latent = None if latent is None else _checks.sizes(latent, "latent", LATENT_SIZES)
+        if self._latent and (kv != num_query_heads or window is not None
+                             or self.position != "none"):
+            raise ValueError("latent (multi-head latent attention) needs num_kv_heads == "
+                             "num_query_heads, window=None and position='none'; got "
+                             f"num_kv_heads={kv}, window={window}, position={position!r}")
         super().__init__(d_model, num_query_heads, d_ff, dropout=dropout, norm_first=True,
                          **kwargs)
         self.num_kv_heads = kv
         self.window = None if window is None else _checks.positive_int(window, "window")
 
     def _attention(self, name):
+        if self._latent:
+            # keras_latent_attention builds on this module (RotaryPositionEmbedding), so it
+            # is imported when a layer asks for it, not when this module is loaded.
+            from .keras_latent_attention import MultiHeadLatentAttention  # noqa: PLC0415
+            return MultiHeadLatentAttention(self.num_heads, self.key_dim, name=name,
+                                            **self._latent)
         if self.position != "none":
             return PositionalSelfAttention(self.key_dim, self.num_heads, self._num_kv_heads,
                                            position=self.position, name=name)
@@ -394,12 +415,18 @@ class DecoderOnlyLayer(_TransformerLayer):
         config.pop("norm_first")
         config["num_query_heads"] = config.pop("num_heads")
         return {**config, "num_kv_heads": self.num_kv_heads, "window": self.window,
-                "position": self.position}
+                "position": self.position, "latent": self.latent}
+
+    @property
+    def latent(self) -> dict | None:
+        """The sizes of multi-head latent attention, or ``None`` (grouped-query)."""
+        return None if self._latent is None else dict(self._latent)
 
 
 def build_decoder_only(vocab_size: int, *, d_model: int = 32, num_query_heads: int = 4,
                        num_kv_heads: int = 4, d_ff: int = 64, num_layers: int = 2,
-                       max_length: int = 32, window: int | None = None):
+                       max_length: int = 32, window: int | None = None,
+                       latent: dict | None = None):
     """A decoder-only Transformer language model: token ids → next-token logits.
 
     ids → ``decoder_embedding`` (embedding × sqrt(d_model) + sinusoidal PE) →
@@ -417,6 +444,9 @@ def build_decoder_only(vocab_size: int, *, d_model: int = 32, num_query_heads: i
         Longest sequence.
     window : int, optional
         Sliding-window attention in every layer.
+    latent : dict, optional
+        Multi-head latent attention in every layer, with these sizes (see
+        :class:`DecoderOnlyLayer`); ``num_kv_heads`` must then equal ``num_query_heads``.
 
     Returns
     -------
@@ -432,16 +462,23 @@ def build_decoder_only(vocab_size: int, *, d_model: int = 32, num_query_heads: i
 
     Notes
     -----
-    Taught in chapters 9 and 10; the NumPy twin is
+    Taught in chapters 9 and 10 (with ``latent``, chapter 12); the NumPy twin is
     :class:`helpers.decoder_only.DecoderOnlyTransformer` (``from_keras``).
+
+    Examples
+    --------
+    >>> mla = build_decoder_only(29, latent={"latent_dim": 28, "query_latent_dim": 16,
+    ...                                      "rope_dim": 4})
+    >>> type(mla.get_layer("decoder_layer_0").self_attention).__name__
+    'MultiHeadLatentAttention'
     """
     _checks.integer(vocab_size, "vocab_size", low=2)
     _checks.positive_int(num_layers, "num_layers")
     ids = keras.Input((None,), dtype="int32", name="ids")
     x = _embedding(vocab_size, d_model, max_length, "decoder")(ids)
     for i in range(num_layers):
-        layer = DecoderOnlyLayer(d_model, num_query_heads, num_kv_heads, d_ff,
-                                 window=window, name=f"decoder_layer_{i}")
+        layer = DecoderOnlyLayer(d_model, num_query_heads, num_kv_heads, d_ff, window=window,
+                                 latent=latent, name=f"decoder_layer_{i}")
         x = layer(x)
     x = keras.layers.LayerNormalization(name="final_norm")(x)
     logits = keras.layers.Dense(vocab_size, name="logits")(x)

@@ -46,6 +46,11 @@ class MultiHeadLatentAttention(keras.layers.Layer):
     Call arguments
     --------------
     x : tensor, shape (batch, n, d_model), float
+    value : tensor, optional
+        ``x`` itself or ``None``: the layer is called as :class:`helpers.keras_decoder_only.
+        DecoderOnlyLayer` calls its self-attention, ``attention(h, h, ...)``.
+    use_causal_mask : bool, default True
+        Must be ``True``: the layer is causal self-attention only.
     return_attention_scores : bool, default False
         Also return the weights (batch, num_heads, n, n).
 
@@ -53,7 +58,8 @@ class MultiHeadLatentAttention(keras.layers.Layer):
     ------
     TypeError, ValueError
         If a size is not a positive integer, ``rope_dim`` is odd, or ``absorbed`` is not a
-        bool.
+        bool; when called, if ``value`` is another tensor than ``x`` or ``use_causal_mask``
+        is ``False``.
 
     Notes
     -----
@@ -86,7 +92,7 @@ class MultiHeadLatentAttention(keras.layers.Layer):
         self.epsilon = _checks.real(epsilon, "epsilon", low=0, low_open=True)
         self.rotary = RotaryPositionEmbedding(name="rotary")
 
-    def build(self, x_shape):
+    def build(self, x_shape, value_shape=None):
         d, h = x_shape[-1], self.num_heads
         d_h, d_r, d_c, d_cq = self.head_dim, self.rope_dim, self.latent_dim, self.query_latent_dim
         shapes = {"w_dq": (d, d_cq), "w_uq": (d_cq, h * d_h), "w_qr": (d_cq, h * d_r),
@@ -109,7 +115,13 @@ class MultiHeadLatentAttention(keras.layers.Layer):
         x = keras.ops.reshape(x, (batch, n, self.num_heads, -1))
         return keras.ops.transpose(x, (0, 2, 1, 3))
 
-    def call(self, x, return_attention_scores=False):
+    def call(self, x, value=None, use_causal_mask=True, return_attention_scores=False,
+             training=None):
+        if value is not None and value is not x:
+            raise ValueError("value must be x itself or None: multi-head latent attention "
+                             "here is self-attention")
+        if not use_causal_mask:
+            raise ValueError("use_causal_mask must be True: this layer is causal only")
         c_q = self._rms_norm(keras.ops.matmul(x, self.w_dq), self.q_norm)          # (12)
         q_c = self._split(keras.ops.matmul(c_q, self.w_uq))                          # (13)
         q_r = self.rotary(self._split(keras.ops.matmul(c_q, self.w_qr)))             # (14)
@@ -139,7 +151,7 @@ class MultiHeadLatentAttention(keras.layers.Layer):
         output = keras.ops.matmul(merged, self.w_o)                                   # (19)
         return (output, weights) if return_attention_scores else output
 
-    def compute_output_shape(self, x_shape):
+    def compute_output_shape(self, x_shape, value_shape=None):
         return x_shape
 
     def get_config(self):

@@ -234,7 +234,9 @@ class _TransformerLayer:
     def __init__(self, parts: dict, norm_first):
         for name, kind in self._PARTS:
             if not isinstance(parts[name], kind):
-                raise TypeError(f"{name} must be a helpers {kind.__name__}; got "
+                names = " or ".join(k.__name__ for k in (kind if isinstance(kind, tuple)
+                                                         else (kind,)))
+                raise TypeError(f"{name} must be a helpers {names}; got "
                                 f"{type(parts[name]).__name__}")
         sizes = {name: _d_model_of(part) for name, part in parts.items()}
         if len(set().union(*sizes.values())) != 1:

@@ -9,6 +9,8 @@ from helpers.decoder_only import (
     DecoderOnlyTransformer,
     GroupedQueryAttention,
     KVCache,
+    LatentCache,
+    MultiHeadLatentAttention,
     greedy_generate,
     visible_keys,
 )
@@ -221,3 +223,54 @@ def test_with_rope_frequencies_changes_only_the_rotation():
         positioned("alibi", 1).with_rope_frequencies(None)
     with pytest.raises(ValueError, match="frequencies must have shape"):
         m.with_rope_frequencies(np.ones(head_dim // 2 + 1))
+
+
+LATENT = {"latent_dim": 6, "query_latent_dim": 10, "rope_dim": 2}
+
+
+def latent_model(seed=0, dtype=np.float64):
+    return DecoderOnlyTransformer.random(
+        11, d_model=8, num_query_heads=4, num_kv_heads=4, d_ff=16, num_layers=2,
+        max_length=40, rng=np.random.default_rng(seed), dtype=dtype, latent=LATENT)
+
+
+def test_latent_model_caches_latents_and_generates_as_recomputation_does():
+    m = latent_model()
+    ids, logits = greedy_generate(m, prompt(), 12)
+    cache = m.new_cache()
+    cached_ids, cached_logits = greedy_generate(m, prompt(), 12, cache=cache)
+    assert isinstance(cache, LatentCache) and cache.length == 5 + 12 - 1
+    assert np.array_equal(ids, cached_ids)
+    assert np.abs(logits - cached_logits).max() < 1e-10
+    assert cache.latents(1).shape == (3, 16, 6) and cache.rope_keys(1).shape == (3, 16, 2)
+
+
+def test_latent_cache_bytes_per_token_are_latent_plus_rope_key_per_layer():
+    m = latent_model(dtype=np.float32)
+    cache = m.new_cache()
+    m(prompt(n=7), cache=cache)
+    assert m.kv_cache_bytes_per_token() == 2 * (6 + 2) * 4
+    assert cache.nbytes == 3 * 7 * m.kv_cache_bytes_per_token()
+
+
+def test_latent_layers_are_multi_head_latent_attention_and_reject_a_window():
+    m = latent_model()
+    assert all(isinstance(layer.self_attention, MultiHeadLatentAttention) for layer in m.layers)
+    assert m.latent and not model().latent
+    with pytest.raises(ValueError, match="window=3 needs grouped-query attention"):
+        DecoderOnlyTransformer(m.embedding, m.layers, m.final_norm, m.output_kernel,
+                               m.output_bias, max_length=40, window=3)
+    with pytest.raises(ValueError, match="latent must have the keys"):
+        DecoderOnlyTransformer.random(11, d_model=8, num_query_heads=4, num_kv_heads=4,
+                                      d_ff=16, num_layers=1, max_length=9,
+                                      rng=np.random.default_rng(0), latent={"latent_dim": 6})
+
+
+def test_latent_attention_rejects_a_mask_other_than_the_causal_one():
+    attention = latent_model().layers[0].self_attention
+    x = np.random.default_rng(2).normal(size=(1, 5, 8))
+    positions = np.arange(5)
+    out, _ = attention.attend(x, positions, causal_mask(5))
+    assert np.allclose(out, attention(x)[0], rtol=0, atol=1e-12)
+    with pytest.raises(ValueError, match="must be the causal mask"):
+        attention.attend(x, positions, sliding_window_mask(5, 2))

@@ -309,3 +309,72 @@ def test_rope_and_alibi_models_learn_to_copy_the_previous_token(position):
                          warmup_steps=5)
     after = float(loss(targets[:, 1:], model(inputs)[:, 1:]))
     assert after < 0.5 * before, (before, after)
+
+
+LATENT = {"latent_dim": 10, "query_latent_dim": 8, "rope_dim": 2}
+
+
+def trained_looking_latent(seed=0):
+    model = build_decoder_only(13, d_model=16, num_query_heads=4, num_kv_heads=4, d_ff=24,
+                               num_layers=2, max_length=20, latent=LATENT)
+    rng = np.random.default_rng(seed)
+    for variable in model.weights:
+        variable.assign(variable + rng.normal(scale=0.2, size=variable.shape).astype("float32"))
+    return model
+
+
+def test_numpy_latent_model_gives_the_keras_logits_and_weights():
+    model = trained_looking_latent()
+    ids = np.random.default_rng(1).integers(0, 13, size=(3, 9)).astype("int32")
+    twin = DecoderOnlyTransformer.from_keras(model)
+    assert twin.latent and twin.count_params() == model.count_params()
+    assert np.abs(twin(ids) - np.asarray(model(ids))).max() < ATOL
+    layer = model.get_layer("decoder_layer_0")
+    _, keras_weights = layer(model.get_layer("decoder_embedding")(ids),
+                             return_attention_scores=True)
+    _, numpy_weights = twin(ids, return_attention_scores=True)
+    assert np.abs(np.asarray(keras_weights) - numpy_weights[0]).max() < ATOL
+
+
+def test_cached_latent_generation_agrees_with_keras_recomputation():
+    model = trained_looking_latent(seed=4)
+    twin = DecoderOnlyTransformer.from_keras(model)
+    ids = np.random.default_rng(5).integers(0, 13, size=(4, 5)).astype("int32")
+    cache = twin.new_cache()
+    generated, logits = greedy_generate(twin, ids, 6, cache=cache)
+    uncached, _ = greedy_generate(twin, ids, 6)
+    sequence = np.concatenate([ids, generated], axis=1).astype("int32")
+    keras_logits = np.asarray(model(sequence[:, :-1]))[:, 4:]
+    assert np.abs(keras_logits - logits).max() < ATOL
+    assert np.array_equal(generated, uncached)
+    assert cache.nbytes == 4 * 10 * twin.kv_cache_bytes_per_token() == 4 * 10 * 2 * 12 * 4
+
+
+def test_latent_layer_keeps_its_config_and_rejects_what_it_does_not_do():
+    layer = DecoderOnlyLayer(16, 4, 4, 32, latent=LATENT)
+    clone = DecoderOnlyLayer.from_config(layer.get_config())
+    assert clone.latent == LATENT and type(clone.self_attention).__name__ == (
+        "MultiHeadLatentAttention")
+    for options in (dict(num_kv_heads=2), dict(window=3), dict(position="rope")):
+        arguments = {"num_kv_heads": 4, **options}
+        with pytest.raises(ValueError, match="latent .multi-head latent attention. needs"):
+            DecoderOnlyLayer(16, 4, arguments.pop("num_kv_heads"), 32, latent=LATENT,
+                             **arguments)
+    with pytest.raises(TypeError, match="latent must be a dict"):
+        DecoderOnlyLayer(16, 4, 4, 32, latent=[10, 8, 2])
+
+
+def test_latent_model_trains_together_with_a_grouped_query_model():
+    rng = np.random.default_rng(7)
+    inputs = rng.integers(3, 13, size=(128, 6)).astype("int32")
+    targets = np.roll(inputs, 1, axis=1)
+    weights = np.ones(inputs.shape, "float32")
+    models = [build_decoder_only(13, d_model=16, num_query_heads=4, num_kv_heads=2, d_ff=24,
+                                 num_layers=1, max_length=8),
+              build_decoder_only(13, d_model=16, num_query_heads=4, num_kv_heads=4, d_ff=24,
+                                 num_layers=1, max_length=8, latent=LATENT)]
+    before = [np.asarray(m.get_layer("decoder_layer_0").self_attention.w_dkv)
+              for m in models[1:]]
+    train_together(models, inputs, targets, weights, batch_size=32, warmup_steps=1)
+    after = np.asarray(models[1].get_layer("decoder_layer_0").self_attention.w_dkv)
+    assert not np.allclose(before[0], after)
