@@ -10,10 +10,10 @@ a multi-gigabyte TeX installation with Korean support and a second rendering of 
 check. Every request that does not go to the local server is aborted: the PDF is made offline.
 
 Each page is printed on its own (A4, with the theme's print styles plus PRINT_CSS; answers and
-folded code opened; code in a 10 px (7.5 pt) font so that 88 columns fit, never wrapped, and making the
-PDF fails if a line of code would be cut off), then the parts are merged into one file: one
-bookmark per page, titled with its H1, with the page's headings below it, and links between
-pages point inside the PDF.
+folded code opened; code in a 10 px (7.5 pt) font so that 88 columns fit, never wrapped, and
+making the PDF fails if a line of code would be cut off), then the parts are merged into one
+file: one bookmark per page, titled with its H1, with the page's headings below it, and links
+between pages point inside the PDF.
 A printed contents page after the introduction lists every page of the toc with the number
 of the page where it starts. Every page of the merged book then gets its number at the foot,
 from one more print of a page per number laid over it, and the PDF's page labels give viewers

@@ -393,10 +393,10 @@ def main(argv: list[str]) -> None:
     if args.seeds != SEEDS or args.cpu != "native":
         sweep(chosen, args.seeds, args.cpu)
         return
+    measured = {path.as_posix(): measure(path) for path in chosen}
+    # read the table only now: another run may have written other chapters meanwhile
     table = json.loads(TABLE.read_text(encoding="utf-8")) if TABLE.exists() else {}
-    chapters = table.get("chapters", {})
-    for path in chosen:
-        chapters[path.as_posix()] = measure(path)
+    chapters = {**table.get("chapters", {}), **measured}
     keep = {p.as_posix() for p in training_chapters()}
     chapters = {name: chapters[name] for name in sorted(chapters) if name in keep}
     table = {"when": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
@@ -411,13 +411,15 @@ def sweep(chosen: list[Path], seeds: tuple[int, ...], cpu: str) -> None:
     """A run beyond the table (other seeds, or the AVX2 path). Each chapter's results replace
     its earlier sweep in ``helpers/robustness_sweep.json``, and the status page shows, for every
     claim, its range and in how many runs its bound held. The table itself is not touched."""
-    table = json.loads(SWEEP.read_text(encoding="utf-8")) if SWEEP.exists() else {}
-    chapters = table.get("chapters", {})
     when = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    measured = {}
     for path in chosen:
         entry = measure(path, seeds, cpu)
         entry.update(seeds=list(seeds), cpu=cpu, when=when, versions=versions())
-        chapters[path.as_posix()] = entry
+        measured[path.as_posix()] = entry
+    # read the file only now: another run may have written other chapters meanwhile
+    table = json.loads(SWEEP.read_text(encoding="utf-8")) if SWEEP.exists() else {}
+    chapters = {**table.get("chapters", {}), **measured}
     table = {"chapters": {name: chapters[name] for name in sorted(chapters)}}
     SWEEP.write_text(json.dumps(table, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
     replace_block(STATUS, "robustness-sweep", sweep_markdown(table))
