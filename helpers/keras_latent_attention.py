@@ -14,7 +14,7 @@ import numpy as np
 
 from . import _checks
 from ._tensorflow import keras
-from .keras_decoder_only import RotaryPositionEmbedding, _window_mask
+from .keras_positions import RotaryPositionEmbedding, _window_mask
 
 __all__ = ["MultiHeadLatentAttention"]
 
