@@ -62,8 +62,11 @@ def test_every_chapter_has_a_measured_row_within_the_limits(nb_path):
 # target fails here until it is taken off this list. Kept short and dated: the work to bring
 # them back (cheaper training steps) is open.
 OVER_TARGET = {
-    "10_grouped_query_sliding_window": "5.85 F on the AVX2 path in the benchmark of 2026-11-26",
-    "11_rotary_alibi_length": "5.13 F on the default path in the benchmark of 2026-11-26",
+    "05_lstm_attention_time_series":
+        "5.38 F AVX2 in the benchmark of 2026-11-26 04:24 (4.64 F at 01:05, same code)",
+    "10_grouped_query_sliding_window":
+        "5.08 F default, 5.42 F AVX2 in the benchmark of 2026-11-26 04:24",
+    "11_rotary_alibi_length": "5.15 F on the AVX2 path in the benchmark of 2026-11-26 04:24",
 }
 
 
