@@ -208,11 +208,14 @@ def test_diagrams_are_vector_images_with_their_labels_as_text(built_site, name):
 @pytest.mark.parametrize("name", toc_files(), ids=str)
 def test_one_stylesheet_holds_back_the_first_paint(built_site, name):
     """A phone paints nothing before it has every stylesheet of <head>: each page links one
-    (_ext/page_loading), and every file that stylesheet names exists."""
+    (_ext/page_loading), versioned by its content, and every file that stylesheet names
+    exists."""
     html_path = page(built_site, name)
     links = soup(html_path).select('head link[rel="stylesheet"]')
     assert len(links) == 1, f"{name}: {len(links)} stylesheets in <head>"
-    css_path = (html_path.parent / links[0]["href"]).resolve()
+    href, _, version = links[0]["href"].partition("?v=")
+    assert re.fullmatch(r"[0-9a-f]{12}", version), f"{name}: the stylesheet has no version"
+    css_path = (html_path.parent / href).resolve()
     css = css_path.read_text(encoding="utf-8")
     assert "@import" not in css
     for url in re.findall(r'url\(\s*["\']?([^"\')]+)', css):
