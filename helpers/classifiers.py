@@ -11,6 +11,7 @@ import numpy as np
 
 from ._checks import float_array, positive_int
 from ._tensorflow import keras
+from .training import FusedAdam
 
 __all__ = ["BahdanauAttention", "build_lstm_classifier", "build_lstm_bahdanau_classifier",
            "build_lstm_mha_classifier", "attention_over_time"]
@@ -110,7 +111,7 @@ def _classifier_head(x, dense_units: int, dropout: float):
 
 def _compiled(inputs, outputs, name: str, learning_rate: float):
     model = keras.Model(inputs, outputs, name=name)
-    model.compile(optimizer=keras.optimizers.Adam(learning_rate),
+    model.compile(optimizer=FusedAdam(learning_rate=learning_rate),
                   loss="binary_crossentropy", metrics=["accuracy"])
     return model
 
@@ -136,7 +137,8 @@ def build_lstm_classifier(seq_len: int, n_features: int, *, lstm_units: int = 64
     dropout : float, default 0.3
         Dropout rate applied to the pooled vector during training.
     learning_rate : float, default 1e-3
-        Adam's learning rate; the model is compiled with binary cross-entropy and accuracy.
+        Adam's learning rate (:class:`helpers.training.FusedAdam`); the model is compiled
+        with binary cross-entropy and accuracy.
 
     Returns
     -------

@@ -70,6 +70,7 @@ def fit(model, x, y, *, sample_weight=None, **kwargs):
         return model.fit(x, y, sample_weight=sample_weight, **kwargs)
 
 
+@keras.saving.register_keras_serializable(package="helpers")
 class FusedAdam(keras.optimizers.Adam):
     """Keras's Adam, with each variable updated by TensorFlow's one-kernel Adam update.
 
@@ -101,7 +102,8 @@ class FusedAdam(keras.optimizers.Adam):
     (the paper's section 2, last paragraph), as both Keras and TensorFlow's kernel do:
     ``m += (1 - beta_1)(g - m)``, ``v += (1 - beta_2)(g^2 - v)``,
     ``w -= lr sqrt(1 - beta_2^t) / (1 - beta_1^t) * m / (sqrt(v) + epsilon)``.
-    Used by :func:`helpers.keras_decoder_only.train_language_model` (chapters 9-11).
+    Used by :func:`helpers.keras_decoder_only.train_language_model` (chapters 9-12 and 14)
+    and by the classifiers of :mod:`helpers.classifiers` (chapter 5).
 
     Examples
     --------
