@@ -59,15 +59,10 @@ def test_every_chapter_has_a_measured_row_within_the_limits(nb_path):
 
 # Chapters the last benchmark measured over the per-chapter target. Each is an expected failure
 # that is still run and reported (XFAIL), not a pass; strict, so that a chapter back within the
-# target fails here until it is taken off this list. Kept short and dated: the work to bring
-# them back (cheaper training steps) is open.
-OVER_TARGET = {
-    "05_lstm_attention_time_series":
-        "5.38 F AVX2 in the benchmark of 2026-11-26 04:24 (4.64 F at 01:05, same code)",
-    "10_grouped_query_sliding_window":
-        "5.08 F default, 5.42 F AVX2 in the benchmark of 2026-11-26 04:24",
-    "11_rotary_alibi_length": "5.15 F on the AVX2 path in the benchmark of 2026-11-26 04:24",
-}
+# target fails here until it is taken off this list. Kept short and dated, with the measured
+# ratio as the reason. Empty since the benchmark of 2026-11-26 07:14 (every chapter within 5 F
+# on both paths).
+OVER_TARGET: dict[str, str] = {}
 
 
 def within_target_cases() -> list:
