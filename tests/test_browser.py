@@ -111,7 +111,10 @@ SEARCHES = {  # query: pages that must be among the results
 @pytest.mark.parametrize("query", SEARCHES, ids=str)
 def test_korean_search_finds_pages(page, server, query):
     page.goto(f"{server}/search.html?q={quote(query)}", wait_until="load")
-    page.wait_for_selector("#search-results ul.search li", timeout=20000)
+    # Sphinx adds the results one by one, a few milliseconds apart, and writes the summary
+    # ("... found N pages") only after the last one: wait for the summary, not the first result
+    page.wait_for_function("(document.querySelector('#search-results p.search-summary')"
+                           " ?.innerText || '').trim().length > 0", timeout=20000)
     links = page.eval_on_selector_all("#search-results ul.search li a",
                                       "as => as.map(a => a.getAttribute('href'))")
     found = {re.sub(r"\.html.*$", "", href) for href in links}
