@@ -313,7 +313,11 @@ TOO_WIDE_JS = r"""() => {
               `is ${Math.round(m.width)} px wide in ${m.room} px`);
 }"""
 
+# Every formula typeset and in place: those that wait in placeholders (show-formulas.js) are
+# put in place as before printing, and MathJax finishes any the build did not typeset.
 MATH_DONE_JS = """async () => {
+  window.dispatchEvent(new Event('beforeprint'));
+  await document.fonts.ready;
   if (!document.querySelector('.math:not(:has(mjx-container))')) return;
   for (let i = 0; !(window.MathJax && MathJax.startup && MathJax.startup.promise); i++) {
     if (i > 400) throw new Error('MathJax did not start');
@@ -342,6 +346,165 @@ def test_formulas_and_tables_fit_their_column(page, server, name):
     page.wait_for_timeout(100)  # let the layout settle at the new width
     problems += [f"printed ({width} px): {m}" for m in page.evaluate(TOO_WIDE_JS)]
     assert not problems, f"{name}: wider than the column:\n" + "\n".join(problems)
+
+
+# --- Formulas below the first screen (_ext/page_loading, show-formulas.js) --------------------
+
+SHOW_FORMULAS = ROOT / "_ext" / "page_loading" / "show-formulas.js"
+# Each placeholder on the page (that is laid out: not in a closed box), then its formula put in
+# its place: the two boxes, and the formula's TeX.
+PLACEHOLDER_AND_FORMULA_JS = r"""() => [...document.querySelectorAll('mjx-lazy')]
+  .filter(lazy => lazy.getClientRects().length).map(lazy => {
+    const container = lazy.parentElement;
+    const box = r => ({top: r.top, bottom: r.bottom, width: r.width});
+    const before = box(lazy.getBoundingClientRect());
+    const math = document.createElement('template');
+    math.innerHTML = lazy.firstElementChild.textContent;
+    lazy.replaceWith(math.content);
+    return {tex: container.dataset.tex, before,
+            after: box(container.querySelector('mjx-math').getBoundingClientRect())};
+  })"""
+# Placeholders a reader can scroll to: laid out, and not in a closed box (an answer)
+WAITING_JS = """() => [...document.querySelectorAll('mjx-lazy')]
+  .filter(l => l.getClientRects().length && !l.closest('.toggle-hidden, details:not([open])'))
+  .length"""
+
+
+def formula_count(name):
+    return (ROOT / "_build" / "html" / f"{name}.html").read_text(encoding="utf-8").count(
+        "<mjx-container ")
+
+
+@pytest.mark.parametrize("name", toc_files(), ids=str)
+def test_a_placeholder_holds_the_place_of_its_formula(browser, server, name):
+    """A formula that waits below the first screen takes the same room as the formula itself,
+    so putting it in place moves no text: the same top, bottom and width to a pixel and a half
+    (a tall matrix adds up the rounding of its parts; text in \\text{} has its width estimated
+    when the site is built, so only its height is compared)."""
+    from _ext.page_loading import LIVE_FORMULAS  # noqa: PLC0415
+
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    local_only(context, server)
+    context.route("**/show-formulas.js", lambda route: route.abort())
+    try:
+        page = context.new_page()
+        page.goto(f"{server}/{name}.html", wait_until="load")
+        page.evaluate("document.fonts.ready")
+        pairs = page.evaluate(PLACEHOLDER_AND_FORMULA_JS)
+    finally:
+        context.close()
+    formulas = formula_count(name)
+    assert len(pairs) >= formulas - LIVE_FORMULAS - 2, (
+        f"{name}: {formulas} formulas, only {len(pairs)} in placeholders")
+    off = [f"{p['tex'][:50]!r}: {k} {p['before'][k]:.1f} -> {p['after'][k]:.1f} px"
+           for p in pairs for k in ("top", "bottom", "width")
+           if abs(p["after"][k] - p["before"][k]) > 1.5
+           and not (k == "width" and "\\text" in p["tex"])]
+    assert not off, f"{name}: placeholders not the size of their formulas:\n" + "\n".join(off)
+
+
+def phone_without_show_formulas(browser, server, name):
+    """A phone's context and page at ``name`` as it loads, before show-formulas.js runs: the
+    test adds the script when it wants it (add_show_formulas)."""
+    context = browser.new_context(viewport=PHONE, is_mobile=True, has_touch=True)
+    local_only(context, server)
+    context.route("**/show-formulas.js", lambda route: route.abort())
+    page = context.new_page()
+    page.errors = []
+    page.on("pageerror", lambda e: page.errors.append(str(e)))
+    page.goto(f"{server}/{name}.html", wait_until="load")
+    return context, page
+
+
+def add_show_formulas(page):
+    page.add_script_tag(content=SHOW_FORMULAS.read_text(encoding="utf-8"))
+
+
+# Scrolls a screen down once the browser has drawn two frames (the observer has run), and counts
+# the placeholders on the screen at once, before the browser draws again: those the observer
+# did not put in place when they were near (not in a closed box).
+SCROLL_JS = """async height => {
+  await new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)));
+  window.scrollBy(0, height);
+  return [...document.querySelectorAll('mjx-lazy')].filter(l => {
+    const r = l.getBoundingClientRect();
+    return l.getClientRects().length && r.top < innerHeight && r.bottom > 0
+      && !l.closest('.toggle-hidden, details:not([open])');
+  }).length;
+}"""
+
+
+def test_formulas_come_in_before_a_phone_scrolls_to_them(browser, server):
+    """On a phone, the formulas of the first screen come with the page and the others wait
+    in placeholders; scrolling down, a screen at a time, puts each in place before it is on
+    the screen."""
+    context, page = phone_without_show_formulas(
+        browser, server, "chapters/13_linear_attention_delta_rule")
+    try:
+        assert page.evaluate(SCROLL_JS, 0) == 0, "formulas of the first screen wait"
+        assert page.evaluate(WAITING_JS) > 100
+        add_show_formulas(page)
+        on_screen = []
+        while not page.evaluate("scrollY + innerHeight >= document.body.scrollHeight - 1"):
+            on_screen.append(page.evaluate(SCROLL_JS, PHONE["height"]))
+        assert len(on_screen) > 20 and max(on_screen) == 0, "a placeholder was on the screen"
+        assert not page.evaluate(WAITING_JS), "formulas in placeholders after scrolling"
+        assert not page.errors
+    finally:
+        context.close()
+
+
+def test_printing_puts_every_formula_in_place(browser, server):
+    """Also those in boxes the reader has not opened (chapter 1's answers)."""
+    context, page = phone_without_show_formulas(
+        browser, server, "chapters/01_attention_intuition")
+    try:
+        waiting = page.locator("mjx-lazy").count()
+        assert waiting > page.evaluate(WAITING_JS), "the test needs a closed box"
+        add_show_formulas(page)
+        page.evaluate("window.dispatchEvent(new Event('beforeprint'))")
+        assert page.locator("mjx-lazy").count() == 0
+        assert page.locator("mjx-math").count() == formula_count("chapters/01_attention_intuition")
+        assert not page.errors
+    finally:
+        context.close()
+
+
+def test_a_link_to_a_section_stays_on_its_heading_as_formulas_come_in(browser, server):
+    """Opened at a section far down the page, the heading stays where the browser put it
+    while the formulas around it are put in place."""
+    name = "chapters/13_linear_attention_delta_rule"
+    context, page = phone_without_show_formulas(browser, server, name)
+    try:
+        sections = page.evaluate("[...document.querySelectorAll('article section[id]')]"
+                                 ".map(s => s.id)")
+        target = sections[len(sections) * 2 // 3]
+        page.goto(f"{server}/{name}.html#{target}", wait_until="load")
+        heading = page.locator(f"#{target} > :is(h2, h3)")
+        before = heading.bounding_box()["y"]
+        waiting = page.locator("mjx-lazy").count()
+        add_show_formulas(page)
+        page.wait_for_function("n => document.querySelectorAll('mjx-lazy').length < n",
+                               arg=waiting)
+        assert page.evaluate(SCROLL_JS, 0) == 0
+        assert abs(heading.bounding_box()["y"] - before) <= 2
+    finally:
+        context.close()
+
+
+def test_without_javascript_every_formula_shows(browser, server):
+    context = browser.new_context(viewport={"width": 1280, "height": 900},
+                                  java_script_enabled=False)
+    local_only(context, server)
+    try:
+        page = context.new_page()
+        page.goto(f"{server}/chapters/13_linear_attention_delta_rule.html", wait_until="load")
+        sizes = page.evaluate("""[...document.querySelectorAll('article mjx-container')]
+          .filter(c => c.getClientRects().length)
+          .map(c => c.querySelector('mjx-math')?.getBoundingClientRect().height ?? 0)""")
+        assert len(sizes) > 100 and min(sizes) > 5
+    finally:
+        context.close()
 
 
 # --- Interactive figures (_ext/interactive_figures, helpers.plotting) ---------------------------

@@ -226,13 +226,17 @@ def test_one_stylesheet_holds_back_the_first_paint(built_site, name):
 
 @pytest.mark.parametrize("name", toc_files(), ids=str)
 def test_formulas_come_typeset_and_no_page_loads_mathjax(built_site, name):
-    """Every formula is MathJax's output already in the page, with the TeX it came from;
-    no page loads MathJax's script (1 MB) to typeset in the reader's browser."""
+    """Every formula is MathJax's output already in the page, with the TeX it came from (those
+    below the first screen in a placeholder, with the script that puts them in place); no page
+    loads MathJax's script (1 MB) to typeset in the reader's browser."""
     html = soup(page(built_site, name))
     formulas = html.select(".math")
     untypeset = [f.get_text()[:60] for f in formulas if f.find("mjx-container") is None]
     assert not untypeset, f"{name}: formulas not typeset: {untypeset[:5]}"
     assert all(f.find("mjx-container").get("data-tex") for f in formulas)
+    placeholders = html.select("mjx-lazy")  # formulas below the first screen, put in place later
+    assert all(p.select_one("noscript > mjx-math") for p in placeholders)
+    assert bool(placeholders) == bool(html.select('script[defer][src$="show-formulas.js"]'))
     assert not [s["src"] for s in html.select("script[src]") if "mathjax" in s["src"].lower()]
     assert not [s for s in html.select("script:not([src])") if "MathJax" in s.get_text()]
 

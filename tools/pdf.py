@@ -80,6 +80,8 @@ PREPARE_JS = r"""async ([pageHeight, keepWhole]) => {
     }
     await MathJax.startup.promise;
   }
+  // Formulas below the first screen wait in placeholders until printing (show-formulas.js)
+  window.dispatchEvent(new Event('beforeprint'));
   await document.fonts.ready;
   document.querySelectorAll('img[loading="lazy"]').forEach(img => { img.loading = 'eager'; });
   await Promise.all([...document.images].map(img => img.decode().catch(() => null)));

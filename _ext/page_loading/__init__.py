@@ -19,6 +19,15 @@ things held back the first paint or kept the phone busy afterwards:
   ``_static/mathjax``) and load no MathJax. Without Node.js the build says so, and MathJax typesets
   in the browser after the page has loaded (``load-mathjax.js`` replaces Sphinx's ``<script>``;
   pages without formulas load none); tests/test_site.py fails such a site.
+- **Formulas below the first screen.** Laying out a formula's CommonHTML is the phone's
+  longest work on a page (chapter 13 has some 6,000 elements in its 192 formulas, half its
+  page). After the first ``LIVE_FORMULAS`` of a page, each formula's typeset ``<mjx-math>``
+  is written inside a ``<noscript>`` in a placeholder of its size (``<mjx-lazy>``, the width,
+  height and depth MathJax gives it): with JavaScript the browser keeps it as text, not
+  elements, and ``show-formulas.js`` puts it in place when it comes within a screen of the
+  viewport, and every one before printing; without JavaScript it is the formula, and the
+  placeholder's box goes (``@media (scripting: none)``). The MathML that screen readers read
+  is in the page from the start.
 - **Pictures** below the first screen were fetched with the page. Figures in the article are
   now ``loading="lazy"`` (with their width and height when the page does not set a size), so the
   browser fetches them as they come near; tools/pdf.py loads them all before printing.
@@ -32,6 +41,7 @@ from __future__ import annotations
 import hashlib
 import html
 import importlib
+import itertools
 import json
 import posixpath
 import re
@@ -46,6 +56,10 @@ from sphinx.util import logging
 logger = logging.getLogger(__name__)
 
 LOADER_JS = "load-mathjax.js"
+SHOW_JS = "show-formulas.js"
+# The formulas of a page that are laid out with it: enough for its first screen, where a
+# formula that arrived later would be seen arriving.
+LIVE_FORMULAS = 8
 TYPESET_JS = Path(__file__).with_name("typeset-math.js")
 MATH_CSS = "course-math.css"
 FONT_URL = "mathjax/output/chtml/fonts/woff-v2"  # relative to _static, where MATH_CSS is
@@ -54,6 +68,14 @@ FONT_URL = "mathjax/output/chtml/fonts/woff-v2"  # relative to _static, where MA
 # over MathJax's 0.442 em that is the 127.3% MathJax applied to the formulas of the text.
 # Typeset at build time there is no text to measure, so the stylesheet applies that scale.
 MATH_SCALE = 'mjx-container[jax="CHTML"] {\n  font-size: 127.3%;\n}\n'
+# A placeholder's box is the formula's: MathJax gives <mjx-math> 1px of padding above and below,
+# except in a displayed formula, around its content (the theme's box-sizing puts padding
+# inside a set height); its size is set per formula by _placeholder.
+PLACEHOLDER_CSS = ('mjx-lazy {\n  display: inline-block;\n  box-sizing: content-box;\n'
+                   '  padding: 1px 0;\n}\n'
+                   'mjx-container[display="true"] mjx-lazy {\n  padding: 0;\n}\n'
+                   '@media (scripting: none) {\n  mjx-lazy {\n    display: contents;\n  }\n}\n')
+MJX_MATH = re.compile(r"<mjx-math\b.*</mjx-math>", re.S)
 # A formula as Sphinx writes it: its TeX, delimited, as the element's only content
 FORMULA = re.compile(r'(<(span|div) class="math notranslate nohighlight"[^>]*>)([^<]*)(</\2>)')
 DELIMITERS = ((r"\(", r"\)", False), (r"\[", r"\]", True), ("$$", "$$", True))
@@ -93,10 +115,10 @@ def load_mathjax_later(app, pagename, templatename, context, doctree) -> None:
                                 **{"data-mathjax": path}))
 
 
-def copy_loader(app, exception) -> None:
+def copy_scripts(app, exception) -> None:
     if exception is None and app.builder.name in HTML_BUILDERS:
-        shutil.copyfile(Path(__file__).with_name(LOADER_JS),
-                        Path(app.outdir) / "_static" / LOADER_JS)
+        for name in (LOADER_JS, SHOW_JS):
+            shutil.copyfile(Path(__file__).with_name(name), Path(app.outdir) / "_static" / name)
 
 
 # --- Formulas: typeset at build time ----------------------------------------------------------
@@ -116,8 +138,9 @@ def _mathjax_folder() -> Path:
     return Path(package.__file__).parent / "static" / "mathjax"
 
 
-def typeset(items: list[tuple[str, bool]]) -> tuple[list[str], str]:
-    """MathJax's CommonHTML of each (TeX, displayed) and the stylesheet they need."""
+def typeset(items: list[tuple[str, bool]]) -> tuple[list[str], list[list[float]], str]:
+    """MathJax's CommonHTML of each (TeX, displayed), its size ([width, height, depth] in em),
+    and the stylesheet they need."""
     request = {"mathjax": _mathjax_folder().as_posix(), "fontURL": FONT_URL,
                "items": [list(item) for item in items]}
     done = subprocess.run([shutil.which("node"), str(TYPESET_JS)], input=json.dumps(request),
@@ -125,7 +148,19 @@ def typeset(items: list[tuple[str, bool]]) -> tuple[list[str], str]:
     if done.returncode != 0:
         raise RuntimeError(f"typesetting the formulas failed:\n{done.stderr}")
     answer = json.loads(done.stdout)
-    return answer["html"], answer["css"]
+    return answer["html"], answer["boxes"], answer["css"]
+
+
+def _placeholder(container: str, box: list[float], display: bool) -> str:
+    """``container`` (a typeset formula) with its ``<mjx-math>`` in a ``<noscript>`` inside
+    a ``<mjx-lazy>`` of the same box: ``box`` is [width, height, depth] in em."""
+    width, height, depth = box
+    # An empty inline-block sits on its bottom edge: lowered by the depth (and the 1px of
+    # padding an inline formula has), it sits where the formula will.
+    lower = f"{-depth:g}em" if display else f"calc({-depth:g}em - 1px)"
+    style = f"width: {width:g}em; height: {height + depth:g}em; vertical-align: {lower}"
+    return MJX_MATH.sub(lambda m: f'<mjx-lazy aria-hidden="true" style="{style}">'
+                        f"<noscript>{m.group(0)}</noscript></mjx-lazy>", container, count=1)
 
 
 def typeset_pages(pages: dict[Path, str], static: Path) -> None:
@@ -138,22 +173,35 @@ def typeset_pages(pages: dict[Path, str], static: Path) -> None:
     if shutil.which("node") is None:
         logger.info("page_loading: no Node.js, so MathJax typesets the formulas in the browser")
         return
-    typeset_html, css = typeset(items)
-    (static / MATH_CSS).write_text(css + MATH_SCALE, encoding="utf-8")
-    done = dict(zip(items, typeset_html, strict=True))
+    typeset_html, boxes, css = typeset(items)
+    (static / MATH_CSS).write_text(css + MATH_SCALE + PLACEHOLDER_CSS, encoding="utf-8")
+    done = dict(zip(items, zip(typeset_html, boxes, strict=True), strict=True))
 
-    def replaced(match):
-        tex = _tex(match.group(3), match.group(2) == "div")
-        container = done[tex].replace("<mjx-container ",
-                                      f'<mjx-container data-tex="{html.escape(tex[0])}" ', 1)
-        return match.group(1) + container + match.group(4)
+    def typeset_page(page: str) -> tuple[str, int]:
+        """The page with its formulas typeset, those after the first few as placeholders;
+        and how many it has."""
+        formulas = itertools.count(1)
+
+        def replaced(match):
+            tex = _tex(match.group(3), match.group(2) == "div")
+            container, box = done[tex]
+            container = container.replace(
+                "<mjx-container ", f'<mjx-container data-tex="{html.escape(tex[0])}" ', 1)
+            if next(formulas) > LIVE_FORMULAS:
+                container = _placeholder(container, box, tex[1])
+            return match.group(1) + container + match.group(4)
+
+        return FORMULA.subn(replaced, page)
 
     for path, page in pages.items():
-        if not FORMULA.search(page):
+        page, count = typeset_page(page)
+        if not count:
             continue
-        page = FORMULA.sub(replaced, page)
-        href = posixpath.relpath((static / MATH_CSS).as_posix(), path.parent.as_posix())
-        page = page.replace("</head>", f'  <link rel="stylesheet" href="{href}" />\n</head>', 1)
+        rel = posixpath.relpath(static.as_posix(), path.parent.as_posix())
+        head = f'  <link rel="stylesheet" href="{rel}/{MATH_CSS}" />\n'
+        if count > LIVE_FORMULAS:
+            head += f'  <script defer="defer" src="{rel}/{SHOW_JS}"></script>\n'
+        page = page.replace("</head>", head + "</head>", 1)
         if not re.search(r'class="math\b[^"]*"[^>]*>(?!<mjx-container)', page):
             page = MATHJAX_SCRIPTS.sub("", page)
         pages[path] = page
@@ -326,7 +374,7 @@ def rewrite_pages(app, exception) -> None:
 
 def setup(app):
     app.connect("html-page-context", load_mathjax_later, priority=950)  # after site_fixes
-    app.connect("build-finished", copy_loader)
+    app.connect("build-finished", copy_scripts)
     # Last: after the theme has written its final pygments.css and static_icons its icons
     app.connect("build-finished", rewrite_pages, priority=900)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}
