@@ -348,6 +348,41 @@ def test_formulas_and_tables_fit_their_column(page, server, name):
     assert not problems, f"{name}: wider than the column:\n" + "\n".join(problems)
 
 
+# Every character that the page draws with Font Awesome's web font (in a ::before or ::after:
+# an admonition's icon, a download link's), and the sizes of the icon fonts the page fetched
+FONT_ICONS_JS = r"""() => {
+  const drawn = new Set();
+  for (const el of document.querySelectorAll('body *')) {
+    if (el.closest('svg')) continue;  // SVG draws no ::before or ::after
+    for (const pseudo of ['::before', '::after']) {
+      const style = getComputedStyle(el, pseudo);
+      if (!style.fontFamily.includes('Font Awesome') || style.display === 'none') continue;
+      for (const c of style.content) {
+        if (c.codePointAt(0) >= 0xe000 && c.codePointAt(0) <= 0xf8ff) drawn.add(c.codePointAt(0));
+      }
+    }
+  }
+  return {drawn: [...drawn], fetched: performance.getEntriesByType('resource')
+    .filter(r => r.name.includes('/webfonts/')).map(r => [r.name, r.decodedBodySize])};
+}"""
+
+
+@pytest.mark.parametrize("name", toc_files(), ids=str)
+def test_icons_drawn_with_the_web_font_are_in_the_small_font(page, server, name):
+    """The theme draws a few icons with Font Awesome's web fonts; the pages get those fonts cut
+    down to those icons (_ext/static_icons.py), a few KB instead of 156 KB, and every icon a
+    page draws with them is in them."""
+    from fontTools.ttLib import TTFont  # noqa: PLC0415
+
+    webfonts = ROOT / "_build" / "html" / "_static" / "vendor" / "fontawesome" / "webfonts"
+    fonts = set().union(*(TTFont(font).getBestCmap() for font in webfonts.glob("*-course.woff")))
+    open_page(page, server, name)
+    found = page.evaluate(FONT_ICONS_JS)
+    missing = sorted(hex(c) for c in found["drawn"] if c not in fonts)
+    assert not missing, f"{name}: icons not in the page's icon font: {missing}"
+    assert all(size < 10_000 for _, size in found["fetched"]), found["fetched"]
+
+
 # --- Formulas below the first screen (_ext/page_loading, show-formulas.js) --------------------
 
 SHOW_FORMULAS = ROOT / "_ext" / "page_loading" / "show-formulas.js"
