@@ -7,6 +7,8 @@ import shutil
 import pytest
 
 from _ext.page_loading import (
+    LIVE_FORMULAS,
+    _placeholder,
     _tex,
     bundle_stylesheets,
     lazy_images,
@@ -109,8 +111,10 @@ needs_node = pytest.mark.skipif(shutil.which("node") is None,
 
 @needs_node
 def test_mathjax_typesets_with_the_mathml_screen_readers_read():
-    html, css = typeset([(r"\sqrt{d_k}", False), (r"\boldsymbol{x}", True)])
+    html, boxes, css = typeset([(r"\sqrt{d_k}", False), (r"\boldsymbol{x}", True)])
     assert html[0].startswith('<mjx-container class="MathJax" jax="CHTML"')
+    (root_w, root_h, root_d), (x_w, x_h, x_d) = boxes  # em: the root is wider and taller
+    assert root_w > 2 * x_w > 0 and root_h > x_h > 0 and root_d > x_d >= 0
     assert "<mjx-assistive-mml" in html[0] and "<msqrt><msub><mi>d</mi><mi>k</mi>" in html[0]
     assert 'display="true"' in html[1] and 'mathvariant="bold-italic"' in html[1]
     assert "@font-face" in css and "mathjax/output/chtml/fonts/woff-v2/" in css
@@ -132,3 +136,29 @@ def test_typeset_pages_leave_no_formula_and_no_mathjax(tmp_path):
     assert '<link rel="stylesheet" href="_static/course-math.css" />' in one
     assert pages[tmp_path / "none.html"] == "<head></head><p>x</p>"
     assert (static / "course-math.css").read_text().count("@font-face") > 0
+
+
+@needs_node
+def test_formulas_after_the_first_few_wait_in_placeholders_of_their_size(tmp_path):
+    static = tmp_path / "_static"
+    static.mkdir()
+    formulas = "".join(f'<p><span class="math notranslate nohighlight">\\(x_{i}\\)</span></p>'
+                       for i in range(LIVE_FORMULAS + 2))
+    pages = {tmp_path / "many.html": f"<head></head><body>{formulas}</body>",
+             tmp_path / "few.html": "<head></head><body>"
+                                    + formulas.split("</p>")[0] + "</p></body>"}
+    typeset_pages(pages, static)
+    many, few = pages[tmp_path / "many.html"], pages[tmp_path / "few.html"]
+    assert many.count("<mjx-lazy ") == 2 and many.count("<mjx-math ") == LIVE_FORMULAS + 2
+    assert re.search(r'<mjx-lazy aria-hidden="true" style="width: [\d.]+em; height: [\d.]+em; '
+                     r'vertical-align: calc\(-[\d.]+em - 1px\)"><noscript><mjx-math ', many)
+    assert many.count("show-formulas.js") == 1 and "show-formulas.js" not in few
+    assert "<mjx-lazy" not in few and "mjx-lazy" in (static / "course-math.css").read_text()
+
+
+def test_a_displayed_placeholder_has_no_padding_to_allow_for():
+    container = '<mjx-container display="true"><mjx-math class="x">a</mjx-math></mjx-container>'
+    lazy = _placeholder(container, [2.5, 1.25, 0.5], display=True)
+    assert lazy == ('<mjx-container display="true"><mjx-lazy aria-hidden="true" style="width: '
+                    '2.5em; height: 1.75em; vertical-align: -0.5em"><noscript><mjx-math '
+                    'class="x">a</mjx-math></noscript></mjx-lazy></mjx-container>')

@@ -2,7 +2,7 @@
 
 import pytest
 
-from _ext.static_icons import UnknownIcon, icon_table, inline_icons
+from _ext.static_icons import UnknownIcon, drawn_characters, icon_table, inline_icons
 
 # The shape of Font Awesome 6's all.js: each pack's icons, then the call that defines the pack
 SCRIPT = ('var p={github:[496,512,[],"f09b","M1 1z"],"file-pdf":[512,512,[],"f1c1","M2 2z"]};'
@@ -43,3 +43,10 @@ def test_span_icons_drawn_by_the_web_font_become_svg_too():
 def test_an_unknown_icon_stops_the_build():
     with pytest.raises(UnknownIcon, match="fa-nothing"):
         inline_icons('<i class="fa-solid fa-nothing"></i>', icon_table(SCRIPT))
+
+
+def test_the_characters_a_stylesheet_draws_are_its_own_rules_not_font_awesomes_classes():
+    css = (':root{--pst-icon-bell:"\uf0f3"}/* "\\f11e" */.fa-bell:before{content:"\\f0f3"}'
+           '.fa-ring:before,.fa-x::after{content:"\\f70b"}'
+           '.onthispage:after{content:"\\f107";font-family:Font Awesome\\ 6 Free}')
+    assert drawn_characters(css) == {0xF0F3, 0xF107}
