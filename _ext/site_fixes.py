@@ -13,6 +13,10 @@ its scripts as they are: its own template loads the search code, which needs the
 
 Every page also gets a ``<meta name="description">`` (search engines show it; Lighthouse's SEO
 audit asks for it): the page's first paragraph, shortened to DESCRIPTION_CHARS characters.
+
+In a table cell, code may break after an underscore, or after a dot before a letter
+(``ch5_accuracy_<wbr>lstm``, ``keras.<wbr>layers``), and nowhere else: a table then shares out
+its columns by the parts of its longest names and no name is cut mid-word (_static/course.css).
 """
 
 import html
@@ -79,7 +83,27 @@ def add_description(app, pagename, templatename, context, doctree) -> None:
                            + f'\n<meta name="description" content="{html.escape(text)}" />')
 
 
+CELL = re.compile(r"<td\b.*?</td>", re.S)
+CODE_TEXT = re.compile(r'(<span class="pre">)([^<]*)(</span>)')
+NAME_BREAK = re.compile(r"_|\.(?=[A-Za-z])")
+
+
+def break_names_in_cells(body: str) -> str:
+    """``body`` with a ``<wbr>`` after each underscore, and each dot before a letter, of the
+    code in its table cells."""
+    def cell(match):
+        return CODE_TEXT.sub(lambda m: m.group(1) + NAME_BREAK.sub(r"\g<0><wbr>", m.group(2))
+                             + m.group(3), match.group(0))
+    return CELL.sub(cell, body)
+
+
+def table_names_break_at_parts(app, pagename, templatename, context, doctree) -> None:
+    if "body" in context:
+        context["body"] = break_names_in_cells(context["body"])
+
+
 def setup(app):
+    app.connect("html-page-context", table_names_break_at_parts)
     app.connect("html-page-context", drop_duplicate_scripts)
     app.connect("html-page-context", add_description)
     app.connect("html-page-context", defer_scripts, priority=900)  # after every script is added

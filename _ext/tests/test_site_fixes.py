@@ -4,7 +4,7 @@ from types import SimpleNamespace
 
 from sphinx.builders.html._assets import _JavaScript
 
-from _ext.site_fixes import add_description, defer_scripts, description
+from _ext.site_fixes import add_description, break_names_in_cells, defer_scripts, description
 
 
 def scripts():
@@ -46,3 +46,12 @@ def test_every_page_gets_a_meta_description():
     context = {"body": f"<p>{text}</p>", "metatags": '<meta charset="utf-8" />'}
     add_description(app, "p", "page.html", context, None)
     assert context["metatags"].endswith(f'<meta name="description" content="{text}" />')
+
+
+def test_code_in_a_table_cell_breaks_only_between_the_parts_of_a_name():
+    cell = ('<td><p><code class="literal"><span class="pre">ch5_accuracy_lstm</span> '
+            '<span class="pre">keras.layers</span> <span class="pre">0.96</span></code></p></td>')
+    assert break_names_in_cells(cell + '<p><span class="pre">a_b</span></p>') == (
+        '<td><p><code class="literal"><span class="pre">ch5_<wbr>accuracy_<wbr>lstm</span> '
+        '<span class="pre">keras.<wbr>layers</span> <span class="pre">0.96</span></code></p>'
+        '</td><p><span class="pre">a_b</span></p>')
