@@ -56,6 +56,7 @@ div.cell_input, div.cell_output, img { break-inside: avoid; }
 div.cell.print-keep { break-inside: avoid; }
 .print-split { break-inside: auto !important; }
 div.cell_input.print-split-after { break-after: auto; }
+.admonition > .admonition-title, :is(h1, h2, h3, h4) { break-after: avoid; }
 """
 
 # The height of A4 within the margins, in CSS pixels (96 per inch).
