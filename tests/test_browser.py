@@ -455,11 +455,13 @@ def add_show_formulas(page):
     page.add_script_tag(content=SHOW_FORMULAS.read_text(encoding="utf-8"))
 
 
-# Scrolls a screen down once the browser has drawn two frames (the observer has run), and counts
-# the placeholders on the screen at once, before the browser draws again: those the observer
-# did not put in place when they were near (not in a closed box).
+# Scrolls a screen down once the browser has drawn two frames and run the tasks queued then (the
+# observer's callback is one), and counts the placeholders on the screen at once, before the
+# browser draws again: those the observer did not put in place when they were near (not in a
+# closed box).
 SCROLL_JS = """async height => {
   await new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)));
+  await new Promise(r => setTimeout(r, 20));
   window.scrollBy(0, height);
   return [...document.querySelectorAll('mjx-lazy')].filter(l => {
     const r = l.getBoundingClientRect();
