@@ -305,11 +305,13 @@ def sliding_window_mask(n: int, window: int) -> np.ndarray:
     return (offset >= 0) & (offset < window)
 
 
-def visible_keys(query_positions, key_positions, window: int | None = None) -> np.ndarray:
+def visible_keys(query_positions, key_positions, window: int | None = None, *,
+                 sinks: int = 0) -> np.ndarray:
     """Which keys each query may attend to, from their positions in the sequence.
 
     Query at position ``i`` sees the key at position ``j`` when ``j <= i`` (causal) and, with
-    a window, ``i - j < window``. With positions ``0 .. n-1`` on both sides this is
+    a window, ``i - j < window`` or ``j < sinks`` (the first tokens kept as attention sinks,
+    StreamingLLM). With positions ``0 .. n-1`` on both sides this is
     :func:`causal_mask` (or :func:`sliding_window_mask`); with a cache, the
     queries are the new positions and the keys the cached ones plus the new ones.
 
@@ -319,6 +321,8 @@ def visible_keys(query_positions, key_positions, window: int | None = None) -> n
     key_positions : array_like of int, shape (n_k,)
     window : int, optional
         How many positions a query sees, itself included; ``None``: all earlier ones.
+    sinks : int, default 0
+        With a window: how many first positions every query sees as well, however far.
 
     Returns
     -------
@@ -327,20 +331,32 @@ def visible_keys(query_positions, key_positions, window: int | None = None) -> n
     Raises
     ------
     TypeError
-        If the positions are not integers or ``window`` is not an integer.
+        If the positions are not integers or ``window`` or ``sinks`` is not an integer.
     ValueError
-        If the positions are not 1-D or negative, or ``window`` is below 1.
+        If the positions are not 1-D or negative, ``window`` is below 1, ``sinks`` is
+        negative, or ``sinks`` is given without a window.
+
+    Notes
+    -----
+    Sliding windows: Beltagy et al. (2020), Jiang et al. (2023); taught in chapter 10. The
+    window with sinks: Xiao et al. (2024), "Efficient Streaming Language Models with
+    Attention Sinks", section 3.2; measured on a real model in chapter 15.
 
     Examples
     --------
     >>> visible_keys([3], [0, 1, 2, 3], window=2).astype(int)
     array([[0, 0, 1, 1]])
+    >>> visible_keys([4], range(5), window=2, sinks=1).astype(int)
+    array([[1, 0, 0, 1, 1]])
     """
     i = int_array(query_positions, "query_positions", ndim=1, low=0)[:, None]
     j = int_array(key_positions, "key_positions", ndim=1, low=0)[None, :]
+    sinks = integer(sinks, "sinks", low=0)
+    if sinks and window is None:
+        raise ValueError(f"sinks={sinks} needs a window: without one every key is seen")
     mask = j <= i
     if window is not None:
-        mask &= i - j < positive_int(window, "window")
+        mask &= (i - j < positive_int(window, "window")) | (j < sinks)
     return mask
 
 

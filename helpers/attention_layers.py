@@ -502,6 +502,7 @@ class GroupedQueryAttention(_ProjectedAttention):
             setattr(self, name, None if bias is None else _checks.weight(bias, name, shape))
         self.position = _checks.one_of(position, "position", ("none", "rope", "alibi"))
         self.rope_frequencies = None  # None: base 10000 (see with_rope_frequencies)
+        self.rope_pairing = "adjacent"  # the features RoPE turns together (chapters 11, 15)
 
     @classmethod
     def random(cls, d_model: int, num_query_heads: int, num_kv_heads: int, *,
@@ -587,8 +588,11 @@ class GroupedQueryAttention(_ProjectedAttention):
         """:meth:`__call__` for rows of ``x`` at ``positions``, with RoPE or ALiBi.
 
         ``position="rope"``: queries and keys are rotated by their positions before the
-        keys are cached, so the cache holds rotated keys. ``"alibi"``: the bias
-        ``-m_h (i - j)`` of query position ``i`` and key position ``j`` (the cache's
+        keys are cached, so the cache holds rotated keys; the attributes
+        ``rope_frequencies`` (``None``: base 10000) and ``rope_pairing`` (``"adjacent"`` or
+        ``"halves"``, as in :func:`helpers.positions.rotary_position_embedding`) say how.
+        ``"alibi"``: the bias ``-m_h (i - j)`` of query position ``i`` and key position
+        ``j`` (the cache's
         :meth:`KVCache.positions`) is added to the scaled scores before the mask.
         ``"none"``: exactly :meth:`__call__`.
 
@@ -612,9 +616,9 @@ class GroupedQueryAttention(_ProjectedAttention):
         query = self._project(x, "query")
         keys, values = self.keys_values(x)
         if self.position == "rope":
-            query = rotary_position_embedding(query, positions,
-                                              frequencies=self.rope_frequencies)
-            keys = rotary_position_embedding(keys, positions, frequencies=self.rope_frequencies)
+            rope = {"frequencies": self.rope_frequencies, "pairing": self.rope_pairing}
+            query = rotary_position_embedding(query, positions, **rope)
+            keys = rotary_position_embedding(keys, positions, **rope)
         if cache is not None:
             keys, values = cache.update(layer, keys, values)
         bias = None

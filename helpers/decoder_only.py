@@ -31,15 +31,17 @@ the keys they see); ``d_model``; ``num_query_heads``, ``num_kv_heads``, ``head_d
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 
 from . import _checks
 from ._initializers import glorot_uniform
 from .attention import visible_keys
 from .attention_layers import GroupedQueryAttention, KVCache, LatentCache, MultiHeadLatentAttention
-from .normalization import LayerNormalization
+from .normalization import LayerNormalization, RMSNorm
 from .positions import positional_encoding
-from .transformer import FeedForward, _TransformerLayer
+from .transformer import FeedForward, SwiGLU, _TransformerLayer
 
 __all__ = ["GroupedQueryAttention", "KVCache", "LatentCache", "MultiHeadLatentAttention",
            "DecoderOnlyLayer", "DecoderOnlyTransformer",
@@ -64,8 +66,9 @@ class DecoderOnlyLayer(_TransformerLayer):
     Parameters
     ----------
     self_attention : GroupedQueryAttention or MultiHeadLatentAttention
-    feed_forward : helpers.transformer.FeedForward
-    self_attention_norm, feed_forward_norm : helpers.transformer.LayerNormalization
+    feed_forward : helpers.transformer.FeedForward or helpers.transformer.SwiGLU
+    self_attention_norm, feed_forward_norm : LayerNormalization or RMSNorm
+        Llama's layer is this one with RMSNorm and SwiGLU (chapters 11 and 15).
 
     Raises
     ------
@@ -81,9 +84,9 @@ class DecoderOnlyLayer(_TransformerLayer):
     """
 
     _PARTS = (("self_attention", (GroupedQueryAttention, MultiHeadLatentAttention)),
-              ("feed_forward", FeedForward),
-              ("self_attention_norm", LayerNormalization),
-              ("feed_forward_norm", LayerNormalization))
+              ("feed_forward", (FeedForward, SwiGLU)),
+              ("self_attention_norm", (LayerNormalization, RMSNorm)),
+              ("feed_forward_norm", (LayerNormalization, RMSNorm)))
 
     def __init__(self, self_attention, feed_forward, self_attention_norm, feed_forward_norm):
         super().__init__({"self_attention": self_attention, "feed_forward": feed_forward,
@@ -120,7 +123,8 @@ class DecoderOnlyTransformer:
     ids → embedding × sqrt(d_model) + PE → ``num_layers`` × :class:`DecoderOnlyLayer` →
     final layer norm → logits. Without the sinusoidal PE (``position`` other than
     ``"sinusoidal"``), the layers' attention places the tokens (RoPE, ALiBi) or nothing
-    does.
+    does. Llama's model (chapter 15) is this one with RMSNorm, SwiGLU and RoPE, no
+    embedding scale, no output bias and the embedding as output kernel.
 
     Parameters
     ----------
@@ -128,9 +132,10 @@ class DecoderOnlyTransformer:
         One vector per token id.
     layers : sequence of DecoderOnlyLayer
         At least one, all of width d_model.
-    final_norm : helpers.transformer.LayerNormalization
+    final_norm : LayerNormalization or RMSNorm
     output_kernel : array_like, shape (d_model, vocab)
-    output_bias : array_like, shape (vocab,)
+        May be ``embedding.T`` (tied embeddings; a view, no copy).
+    output_bias : array_like, shape (vocab,), or None
     max_length : int or None
         Longest sequence (rows of the positional-encoding table). ``None`` (no limit) is
         allowed when ``position`` is not ``"sinusoidal"``: RoPE and ALiBi compute what they
@@ -138,6 +143,11 @@ class DecoderOnlyTransformer:
     window : int, optional
         Sliding-window attention in every layer: a position sees itself and the
         ``window - 1`` before it. ``None``: every earlier position.
+    sinks : int, default 0
+        With a window: the first ``sinks`` positions stay visible to every query
+        (StreamingLLM's attention sinks, chapter 15).
+    scale_embedding : bool, default True
+        Multiply the embeddings by sqrt(d_model) (Vaswani et al. 2017); Llama does not.
     position : {"sinusoidal", "rope", "alibi", "none"}, default "sinusoidal"
         How the model knows positions (see the module docstring). The layers' grouped-query
         attention must agree: ``position="rope"`` for ``"rope"``, ``"alibi"`` for
@@ -178,7 +188,8 @@ class DecoderOnlyTransformer:
 
     def __init__(self, embedding, layers, final_norm, output_kernel, output_bias, *,
                  max_length: int | None, window: int | None = None,
-                 position: str = "sinusoidal"):
+                 position: str = "sinusoidal", sinks: int = 0,
+                 scale_embedding: bool = True):
         self.embedding = _checks.float_array(embedding, "embedding", ndim=2,
                                              axes="(vocab, d_model)")
         vocab, d_model = self.embedding.shape
@@ -186,8 +197,8 @@ class DecoderOnlyTransformer:
         if not self.layers or not all(isinstance(x, DecoderOnlyLayer) for x in self.layers):
             raise TypeError("layers must be a non-empty sequence of DecoderOnlyLayer; got "
                             f"{[type(x).__name__ for x in self.layers]}")
-        if not isinstance(final_norm, LayerNormalization):
-            raise TypeError(f"final_norm must be a LayerNormalization; got "
+        if not isinstance(final_norm, (LayerNormalization, RMSNorm)):
+            raise TypeError(f"final_norm must be a LayerNormalization or RMSNorm; got "
                             f"{type(final_norm).__name__}")
         widths = {layer.d_model for layer in self.layers} | {final_norm.d_model}
         if widths != {d_model}:
@@ -195,7 +206,9 @@ class DecoderOnlyTransformer:
                              f"got {sorted(widths)}")
         self.final_norm = final_norm
         self.output_kernel = _checks.weight(output_kernel, "output_kernel", (d_model, vocab))
-        self.output_bias = _checks.weight(output_bias, "output_bias", (vocab,))
+        self.output_bias = (None if output_bias is None
+                            else _checks.weight(output_bias, "output_bias", (vocab,)))
+        self.scale_embedding = _checks.boolean(scale_embedding, "scale_embedding")
         self.position = _checks.one_of(position, "position", POSITIONS)
         self._check_attention_positions()
         if max_length is None and self.position == "sinusoidal":
@@ -204,6 +217,10 @@ class DecoderOnlyTransformer:
         self.max_length = (None if max_length is None
                            else _checks.positive_int(max_length, "max_length"))
         self.window = None if window is None else _checks.positive_int(window, "window")
+        self.sinks = _checks.integer(sinks, "sinks", low=0)
+        if self.sinks and self.window is None:
+            raise ValueError(f"sinks={self.sinks} needs a window: without one every earlier "
+                             "position is seen")
         if self.window is not None and self.latent:
             raise ValueError(f"window={self.window} needs grouped-query attention; multi-head "
                              "latent attention here sees every earlier position")
@@ -327,10 +344,53 @@ class DecoderOnlyTransformer:
             if frequencies.shape != (half,):
                 raise ValueError(f"frequencies must have shape (head_dim/2,) = ({half},); got "
                                  f"shape {frequencies.shape}")
-        copy = self.astype(self.embedding.dtype)
-        for layer in copy.layers:
-            layer.self_attention.rope_frequencies = frequencies
-        return copy
+        return self._with_attention(rope_frequencies=frequencies)
+
+    def with_rope_pairing(self, pairing: str) -> DecoderOnlyTransformer:
+        """A copy whose rotary layers turn the features ``pairing`` together (``"adjacent"``
+        or ``"halves"``, :func:`helpers.positions.rotary_position_embedding`); the weights
+        are shared, not copied. Chapter 15 finds which one a model's weights expect.
+
+        Raises
+        ------
+        ValueError
+            If the model does not use ``position="rope"`` or ``pairing`` is unknown.
+        """
+        if self.position != "rope":
+            raise ValueError(f"with_rope_pairing needs a model with position='rope'; got "
+                             f"position={self.position!r}")
+        return self._with_attention(
+            rope_pairing=_checks.one_of(pairing, "pairing", ("adjacent", "halves")))
+
+    def with_window(self, window: int | None, *, sinks: int = 0) -> DecoderOnlyTransformer:
+        """The same model (weights shared, not copied) with sliding-window attention of
+        ``window`` positions in every layer, and the first ``sinks`` positions always seen.
+
+        Raises
+        ------
+        TypeError, ValueError
+            As the constructor, for ``window`` and ``sinks``.
+        """
+        window = None if window is None else _checks.positive_int(window, "window")
+        sinks = _checks.integer(sinks, "sinks", low=0)
+        if sinks and window is None:
+            raise ValueError(f"sinks={sinks} needs a window: without one every earlier "
+                             "position is seen")
+        model = copy.copy(self)
+        model.window, model.sinks = window, sinks
+        return model
+
+    def _with_attention(self, **attributes) -> DecoderOnlyTransformer:
+        """A shallow copy whose layers' attention objects have ``attributes`` set."""
+        model = copy.copy(self)
+        model.layers = []
+        for layer in self.layers:
+            layer = copy.copy(layer)
+            layer.self_attention = copy.copy(layer.self_attention)
+            for name, value in attributes.items():
+                setattr(layer.self_attention, name, value)
+            model.layers.append(layer)
+        return model
 
     @property
     def d_model(self) -> int:
@@ -341,10 +401,13 @@ class DecoderOnlyTransformer:
         return self.embedding.shape[0]
 
     def count_params(self) -> int:
-        """The number of weights, as Keras's ``count_params()`` counts them."""
+        """The number of weights, as Keras's ``count_params()`` counts them (a tied output
+        kernel, a view of the embedding, is counted once)."""
+        tied = np.shares_memory(self.output_kernel, self.embedding)
         return int(self.embedding.size + sum(x.count_params() for x in self.layers)
-                   + self.final_norm.count_params() + self.output_kernel.size
-                   + self.output_bias.size)
+                   + self.final_norm.count_params()
+                   + (0 if tied else self.output_kernel.size)
+                   + (0 if self.output_bias is None else self.output_bias.size))
 
     @property
     def latent(self) -> bool:
@@ -366,6 +429,9 @@ class DecoderOnlyTransformer:
         layer (the model must have a window)."""
         if ring and self.window is None:
             raise ValueError("ring=True needs a model with a sliding window; window is None")
+        if ring and self.sinks:
+            raise ValueError(f"ring=True keeps only the last window={self.window} positions; "
+                             f"a model with sinks={self.sinks} needs the full cache")
         if self.latent:
             return LatentCache(len(self.layers))
         return KVCache(len(self.layers), max_entries=self.window if ring else None)
@@ -405,15 +471,19 @@ class DecoderOnlyTransformer:
         if self.max_length is not None and positions[-1] >= self.max_length:
             raise ValueError(f"position {positions[-1]} is past max_length={self.max_length}")
         key_positions = positions if cache is None else cache.positions(new=len(positions))
-        mask = visible_keys(positions, key_positions, self.window)
-        x = self.embedding[ids] * self.embedding.dtype.type(np.sqrt(self.d_model))
+        mask = visible_keys(positions, key_positions, self.window, sinks=self.sinks)
+        x = self.embedding[ids]
+        if self.scale_embedding:
+            x = x * self.embedding.dtype.type(np.sqrt(self.d_model))
         if self._table is not None:
             x = x + self._table[positions]
         all_weights = []
         for index, layer in enumerate(self.layers):
             x, weights = layer(x, mask, cache=cache, layer=index, positions=positions)
             all_weights.append(weights)
-        logits = self.final_norm(x) @ self.output_kernel + self.output_bias
+        logits = self.final_norm(x) @ self.output_kernel
+        if self.output_bias is not None:
+            logits = logits + self.output_bias
         return (logits, all_weights) if return_attention_scores else logits
 
 

@@ -13,7 +13,7 @@ import numpy as np
 
 from . import _checks
 
-__all__ = ["LayerNormalization", "rms_norm"]
+__all__ = ["LayerNormalization", "RMSNorm", "rms_norm"]
 
 
 def rms_norm(x, scale=None, *, epsilon: float = 1e-6) -> np.ndarray:
@@ -60,8 +60,73 @@ def rms_norm(x, scale=None, *, epsilon: float = 1e-6) -> np.ndarray:
     epsilon = _checks.real(epsilon, "epsilon", low=0, low_open=True)
     scale = np.ones(x.shape[-1], x.dtype) if scale is None else _checks.weight(
         scale, "scale", (x.shape[-1],))
+    return _rms_norm(x, scale, epsilon)
+
+
+def _rms_norm(x: np.ndarray, scale: np.ndarray, epsilon: float) -> np.ndarray:
+    """:func:`rms_norm` on checked arrays."""
     mean_square = np.mean(np.square(x), axis=-1, keepdims=True)
     return (x / np.sqrt(mean_square + epsilon) * scale).astype(x.dtype)
+
+
+class RMSNorm:
+    """RMSNorm as a layer: :func:`rms_norm` with its learned ``scale`` and ``epsilon`` kept.
+
+    The normalisation of every sublayer's input in Llama-style models, in the place
+    :class:`LayerNormalization` has in chapter 8's layers.
+
+    Parameters
+    ----------
+    scale : array_like, shape (d_model,)
+        The learned gain (Llama's ``weight``, the GGUF file's ``attn_norm``/``ffn_norm``).
+    epsilon : float, default 1e-6
+        Added to the mean square (Llama 2's and SmolLM2's configuration: 1e-5).
+
+    Raises
+    ------
+    TypeError
+        If ``scale`` is not real numeric, or ``epsilon`` is not a number.
+    ValueError
+        If ``scale`` is not 1-D or not finite, or ``epsilon <= 0``.
+
+    Notes
+    -----
+    Zhang and Sennrich (2019), equation (4). Taught in chapter 11; chapter 15 runs a real
+    model's 61 of them.
+
+    Examples
+    --------
+    >>> norm = RMSNorm(np.array([1.0, 2.0]), epsilon=1e-12)
+    >>> norm(np.array([[3.0, -4.0]])).round(3)
+    array([[ 0.849, -2.263]])
+    >>> norm.count_params()
+    2
+    """
+
+    def __init__(self, scale, *, epsilon: float = 1e-6):
+        self.scale = _checks.float_array(scale, "scale", ndim=1, axes="(d_model,)")
+        self.epsilon = _checks.real(epsilon, "epsilon", low=0, low_open=True)
+
+    @property
+    def d_model(self) -> int:
+        return self.scale.shape[0]
+
+    def count_params(self) -> int:
+        """``d_model``: the scale (there is no shift)."""
+        return self.d_model
+
+    def __call__(self, x) -> np.ndarray:
+        """Normalise each token vector of ``x``, shape (..., d_model); same shape and dtype.
+
+        Raises
+        ------
+        TypeError
+            If ``x`` is not real numeric.
+        ValueError
+            If ``x`` is not finite or its last axis is not ``d_model``.
+        """
+        x = _checks.features(x, "x", self.d_model)
+        return _rms_norm(x, self.scale.astype(x.dtype, copy=False), self.epsilon)
 
 
 class LayerNormalization:

@@ -6,6 +6,7 @@ import pytest
 from helpers.attention import causal_mask, sliding_window_mask, softmax
 from helpers.attention_layers import project_heads
 from helpers.decoder_only import (
+    DecoderOnlyLayer,
     DecoderOnlyTransformer,
     GroupedQueryAttention,
     KVCache,
@@ -14,7 +15,8 @@ from helpers.decoder_only import (
     greedy_generate,
     visible_keys,
 )
-from helpers.transformer import alibi_bias, rotary_position_embedding
+from helpers.normalization import RMSNorm
+from helpers.transformer import SwiGLU, alibi_bias, rotary_position_embedding
 
 
 def model(num_kv_heads=2, window=None, dtype=np.float64, seed=0):
@@ -274,3 +276,85 @@ def test_latent_attention_rejects_a_mask_other_than_the_causal_one():
     assert np.allclose(out, attention(x)[0], rtol=0, atol=1e-12)
     with pytest.raises(ValueError, match="must be the causal mask"):
         attention.attend(x, positions, sliding_window_mask(5, 2))
+
+
+def test_visible_keys_with_sinks_keep_the_first_positions_in_every_window():
+    mask = visible_keys(np.arange(8), np.arange(8), 3, sinks=2)
+    expected = sliding_window_mask(8, 3) | (causal_mask(8) & (np.arange(8) < 2)[None, :])
+    assert np.array_equal(mask, expected)
+    assert np.array_equal(visible_keys(np.arange(8), np.arange(8), 3, sinks=0),
+                          sliding_window_mask(8, 3))
+    with pytest.raises(ValueError, match="sinks=2 needs a window"):
+        visible_keys([1], [0, 1], sinks=2)
+    with pytest.raises(ValueError, match="sinks"):
+        visible_keys([1], [0, 1], 2, sinks=-1)
+
+
+def test_with_window_shares_the_weights_and_equals_a_model_built_with_that_window():
+    full = model()
+    windowed = full.with_window(3, sinks=1)
+    assert windowed.embedding is full.embedding and windowed.layers is full.layers
+    assert (full.window, full.sinks, windowed.window, windowed.sinks) == (None, 0, 3, 1)
+    ids = prompt(n=9)
+    cache = windowed.new_cache()
+    stepwise = np.concatenate([windowed(ids[:, t:t + 1], cache=cache) for t in range(9)],
+                              axis=1)
+    np.testing.assert_allclose(stepwise, windowed(ids), atol=1e-12)
+    assert not np.allclose(windowed(ids)[:, -1], full(ids)[:, -1])
+    assert not np.allclose(windowed(ids)[:, -1], full.with_window(3)(ids)[:, -1])
+    with pytest.raises(ValueError, match="sinks=1 needs the full cache"):
+        windowed.new_cache(ring=True)
+    with pytest.raises(ValueError, match="sinks=2 needs a window"):
+        full.with_window(None, sinks=2)
+
+
+def rope_model():
+    return DecoderOnlyTransformer.random(
+        11, d_model=8, num_query_heads=2, num_kv_heads=1, d_ff=16, num_layers=2,
+        max_length=None, position="rope", rng=np.random.default_rng(0), dtype=np.float64)
+
+
+def test_with_rope_pairing_turns_other_features_together_without_copying_weights():
+    adjacent = rope_model()
+    halves = adjacent.with_rope_pairing("halves")
+    first, other = adjacent.layers[0].self_attention, halves.layers[0].self_attention
+    assert other.query_kernel is first.query_kernel and first.rope_pairing == "adjacent"
+    assert other.rope_pairing == "halves"
+    ids = prompt(n=6)
+    assert not np.allclose(adjacent(ids), halves(ids))
+    # the halves pairing of permuted features is the adjacent pairing (chapter 11)
+    order = np.concatenate([np.arange(0, 4, 2), np.arange(1, 4, 2)])
+    permuted = adjacent.with_rope_pairing("halves")
+    for layer in permuted.layers:
+        attention = layer.self_attention
+        attention.query_kernel = attention.query_kernel[..., order]
+        attention.key_kernel = attention.key_kernel[..., order]
+    np.testing.assert_allclose(permuted(ids), adjacent(ids), atol=1e-12)
+    with pytest.raises(ValueError, match="pairing"):
+        adjacent.with_rope_pairing("diagonal")
+    with pytest.raises(ValueError, match="position='rope'"):
+        model().with_rope_pairing("halves")
+
+
+def test_a_llama_style_model_has_no_embedding_scale_no_bias_and_counts_a_tied_kernel_once():
+    rng = np.random.default_rng(3)
+    d, vocab = 8, 11
+
+    def attention():  # Llama's projections have no biases
+        kernels = GroupedQueryAttention.random(d, 2, 1, rng=rng).get_weights()[::2]
+        return GroupedQueryAttention(*kernels, position="rope")
+
+    layers = [DecoderOnlyLayer(
+        attention(),
+        SwiGLU(*rng.normal(size=(2, d, 12)), rng.normal(size=(12, d))),
+        RMSNorm(rng.normal(size=d)), RMSNorm(rng.normal(size=d))) for _ in range(2)]
+    embedding = rng.normal(size=(vocab, d))
+    tied = DecoderOnlyTransformer(embedding, layers, RMSNorm(np.ones(d)), embedding.T, None,
+                                  max_length=None, position="rope", scale_embedding=False)
+    per_layer = (8 * 2 * 4 + 2 * 8 * 1 * 4 + 2 * 4 * 8) + 3 * 8 * 12 + 2 * 8
+    assert tied.count_params() == vocab * d + 2 * per_layer + d
+    ids = prompt(n=4)
+    x = embedding[ids]
+    for index, layer in enumerate(tied.layers):
+        x, _ = layer(x, visible_keys(np.arange(4), np.arange(4)), layer=index)
+    np.testing.assert_allclose(tied(ids), tied.final_norm(x) @ embedding.T, atol=1e-12)

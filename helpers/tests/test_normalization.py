@@ -6,7 +6,7 @@ import statistics
 import numpy as np
 import pytest
 
-from helpers.normalization import LayerNormalization, rms_norm
+from helpers.normalization import LayerNormalization, RMSNorm, rms_norm
 
 
 def test_layer_norm_equals_the_formula_token_by_token():
@@ -108,3 +108,24 @@ def test_rms_norm_rejects_a_wrong_scale_epsilon_or_dtype():
         rms_norm(np.ones((2, 4)), epsilon=0)
     with pytest.raises(TypeError, match="x must be an array of real numbers"):
         rms_norm(np.array(["a"]))
+
+
+def test_rms_norm_layer_equals_the_function_and_counts_its_scale():
+    rng = np.random.default_rng(0)
+    x, scale = rng.normal(size=(2, 3, 5)).astype(np.float32), rng.normal(size=5)
+    layer = RMSNorm(scale, epsilon=1e-5)
+    out = layer(x)
+    assert out.dtype == np.float32 and layer.count_params() == 5 and layer.d_model == 5
+    np.testing.assert_allclose(out, rms_norm(x.astype(np.float64), scale, epsilon=1e-5),
+                               rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("make, error, match", [
+    (lambda: RMSNorm(np.ones((2, 2))), ValueError, r"scale must have shape \(d_model,\)"),
+    (lambda: RMSNorm(np.ones(2), epsilon=0), ValueError, "epsilon"),
+    (lambda: RMSNorm(np.ones(2))(np.ones(3)), ValueError, r"d_model=2"),
+    (lambda: RMSNorm(["a", "b"]), TypeError, "scale must be an array of real numbers"),
+])
+def test_rms_norm_layer_rejects_bad_input(make, error, match):
+    with pytest.raises(error, match=match):
+        make()

@@ -14,6 +14,7 @@ from helpers.transformer import (
     EncoderLayer,
     FeedForward,
     LayerNormalization,
+    SwiGLU,
     swiglu,
 )
 
@@ -321,6 +322,20 @@ def test_swiglu_is_gated_silu():
     assert out.shape == x.shape and np.allclose(out, expected)
     # a zero gate closes the network whatever the value path says
     assert np.allclose(swiglu(x, np.zeros((4, 6)), w_up, w_down), 0)
+
+
+def test_swiglu_layer_equals_the_function_and_counts_three_matrices():
+    rng = np.random.default_rng(2)
+    x = rng.normal(size=(3, 4))
+    w_gate, w_up = rng.normal(size=(2, 4, 6))
+    w_down = rng.normal(size=(6, 4))
+    layer = SwiGLU(w_gate, w_up, w_down)
+    assert np.array_equal(layer(x), swiglu(x, w_gate, w_up, w_down))
+    assert (layer.d_model, layer.d_ff, layer.count_params()) == (4, 6, 72)
+    with pytest.raises(ValueError, match="w_up must have shape"):
+        SwiGLU(w_gate, w_up.T, w_down)
+    with pytest.raises(ValueError, match=r"d_model=4"):
+        layer(np.ones((2, 5)))
 
 
 def test_swiglu_rejects_bad_shapes():
