@@ -38,9 +38,9 @@ from . import plotting  # registers the bundled Korean font
 from ._checks import instance, integer, key_dim, one_of, real, strings
 
 __all__ = ["multi_head", "encoder_decoder", "transformer_layers", "kv_cache",
-           "grouped_query", "decoder_only", "ring_buffer", "window_cone", "rope_rotation",
-           "latent_attention", "linear_attention_forms", "hybrid_stack", "lstm_classifiers",
-           "bottleneck", "flash_tiling", "to_svg", "show", "labels"]
+           "grouped_query", "decoder_only", "llama_stack", "ring_buffer", "window_cone",
+           "rope_rotation", "latent_attention", "linear_attention_forms", "hybrid_stack",
+           "lstm_classifiers", "bottleneck", "flash_tiling", "to_svg", "show", "labels"]
 
 PNG_DPI = 150  # the course's figures (helpers.notebook.setup)
 WIDTH = 7.0  # inches: the site's column is 672 CSS pixels = 7 inches of 96 pixels
@@ -208,10 +208,11 @@ def _plus(ax, x: float, y: float, r: float = 0.12):
 
 def _layer_column(ax, x: float, y0: float, sublayers, *, post: bool, title: str | None = None,
                   extra: str | None = None, box_w: float = 2.3, box_h: float = 0.36,
-                  small_h: float = 0.3, gap: float = 0.22):
+                  small_h: float = 0.3, gap: float = 0.22, norm: str = "레이어 정규화"):
     """One Transformer layer drawn bottom-up from y0: each sublayer with its residual
-    connection and layer normalisation (after the addition if ``post``, before the sublayer
-    otherwise), then ``extra`` (pre-LN only). Returns (top y, {label: left middle of box})."""
+    connection and normalisation ``norm`` (after the addition if ``post``, before the
+    sublayer otherwise), then ``extra`` (pre-LN only). Returns (top y, {label: left middle
+    of box})."""
     centre = x + box_w / 2
     if title:
         _label(ax, centre, y0 - 0.3, title, size=10, fontweight="bold")
@@ -220,7 +221,7 @@ def _layer_column(ax, x: float, y0: float, sublayers, *, post: bool, title: str 
     for label, color in sublayers:
         start = y
         if not post:
-            y = _step_up(ax, x + 0.35, y, box_w - 0.7, small_h, "레이어 정규화", color=NORM,
+            y = _step_up(ax, x + 0.35, y, box_w - 0.7, small_h, norm, color=NORM,
                          fontsize=8, **up)
         where[label] = (x, y + box_h / 2)
         y = _step_up(ax, x, y, box_w, box_h, label, color=color, fontsize=8.5, **up)
@@ -717,6 +718,82 @@ def decoder_only() -> Figure:
                  "인코더도 크로스 어텐션도 없다", "행 t의 로짓이 위치 t 다음 토큰을 고른다")
         for i, note in enumerate(notes):
             _label(ax, 4.55, height - 0.45 - 0.3 * i, note, ha="left", size=8)
+    return fig
+
+
+def llama_stack(*, num_layers: int = 30, num_query_heads: int = 9, num_kv_heads: int = 3,
+                d_model: int = 576, d_ff: int = 1536, vocab: int = 49152) -> Figure:
+    """A Llama-style model (SmolLM2), bottom to top, each part named with the chapter that
+    built it.
+
+    Token ids → embedding (no scale, no positional encoding) → ``num_layers`` pre-norm
+    layers of RMSNorm, grouped-query attention with RoPE, RMSNorm and SwiGLU, each with a
+    residual connection → a final RMSNorm → the embedding's transpose (tied weights) →
+    logits.
+
+    Parameters
+    ----------
+    num_layers, num_query_heads, num_kv_heads, d_model, d_ff, vocab : int
+        The sizes written on the parts (chapter 15 passes those of the model file).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        7 × 6.3 inches, the repeated layer framed once.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If a size is not a positive integer, or ``num_kv_heads`` does not divide
+        ``num_query_heads``.
+
+    Notes
+    -----
+    Touvron et al. (2023), section 2.2; Ainslie et al. (2023) for the grouped-query
+    attention; Allal et al. (2025) for SmolLM2. Chapter 15.
+
+    Examples
+    --------
+    >>> "SwiGLU (d_ff = 1,536)" in labels(llama_stack())
+    True
+    """
+    sizes = {name: integer(value, name, low=1) for name, value in (
+        ("num_layers", num_layers), ("num_query_heads", num_query_heads),
+        ("num_kv_heads", num_kv_heads), ("d_model", d_model), ("d_ff", d_ff),
+        ("vocab", vocab))}
+    if sizes["num_query_heads"] % sizes["num_kv_heads"]:
+        raise ValueError(f"num_kv_heads={num_kv_heads} must divide "
+                         f"num_query_heads={num_query_heads}")
+    box_w, box_h, x = 2.6, 0.36, 0.7
+    centre, height = x + box_w / 2, 6.3
+    with _style():
+        fig, ax = _canvas(WIDTH, height, "llama_stack")
+        _label(ax, centre, 0.2, "토큰 id (n,)", size=8.5)
+        _arrow(ax, (centre, 0.32), (centre, 0.5))
+        _box(ax, x, 0.5, box_w, box_h, f"임베딩 ({vocab:,} × {d_model})", color=PLAIN,
+             fontsize=8.5)
+        attention = f"그룹 쿼리 어텐션 (헤드 {num_query_heads}, KV 헤드 {num_kv_heads})"
+        top, _ = _layer_column(ax, x, 1.08, [(attention, ATTENTION),
+                                             (f"SwiGLU (d_ff = {d_ff:,})", FFN)],
+                               post=False, box_w=box_w, norm="RMSNorm")
+        frame_top = top - 0.22
+        _box(ax, x - 0.25, 1.0, box_w + 0.8, frame_top - 1.0, dashed=True)
+        _label(ax, x + box_w + 0.7, (1.0 + frame_top) / 2, f"× {num_layers}", ha="left",
+               size=8.5)
+        y = top
+        for label, color in (("마지막 RMSNorm", NORM), ("임베딩의 전치 (공유)", PLAIN)):
+            y = _step_up(ax, x + 0.2, y, box_w - 0.4, 0.3, label, color=color, fontsize=8,
+                         centre=centre, gap=0.2)
+        _label(ax, centre, y + 0.1, f"로짓 (n, {vocab:,})", size=8.5)
+        notes = (("임베딩, 로짓, 자기회귀 생성", "9장"),
+                 ("사전 정규화와 잔차 연결", "8·9장"),
+                 ("그룹 쿼리 어텐션, KV 캐시", "9·10장"),
+                 ("RoPE, RMSNorm, SwiGLU", "11장"),
+                 ("위치 인코딩을 더하지 않는다", "어텐션 안의 RoPE가 쿼리와 키를 회전"),
+                 ("출력 행렬 = 임베딩의 전치", "파라미터를 공유"))
+        for i, (part, where) in enumerate(notes):
+            _label(ax, 4.45, height - 0.5 - 0.42 * i, part, ha="left", size=8)
+            _note(ax, 4.45, height - 0.7 - 0.42 * i, where, ha="left")
     return fig
 
 

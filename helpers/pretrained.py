@@ -239,11 +239,21 @@ def build_model(reader: gguf.GGUFReader, *, num_layers: int | None = None,
     llama.cpp reorders the rows of the query and key weights so that RoPE turns adjacent
     features; chapter 15 shows this with the loss of a long text.
     """
-    sizes = {name: value for name, (value, _) in config(reader).items()}
+    return _assemble(reader, config(reader), num_layers)
+
+
+def _assemble(reader: gguf.GGUFReader, found: dict, num_layers: int | None,
+              ) -> DecoderOnlyTransformer:
+    """:func:`build_model` with the sizes ``found`` by :func:`config` (the reader's metadata
+    may be gone)."""
+    sizes = {name: value for name, (value, _) in found.items()}
     total = sizes["num_layers"]
     count = total if num_layers is None else _checks.integer(num_layers, "num_layers", low=1,
                                                              high=total)
     epsilon = sizes["rms_epsilon"]
+    # the embedding first: dequantising its 28 M numbers needs temporaries as large as itself,
+    # and the peak is lower while the layers' weights do not exist yet
+    embedding = dequantized(reader, "token_embd.weight")                  # (vocab, d_model)
     layers = []
     for index in range(count):
         def weight(name, index=index):
@@ -253,7 +263,6 @@ def build_model(reader: gguf.GGUFReader, *, num_layers: int | None = None,
             SwiGLU(weight("ffn_gate").T, weight("ffn_up").T, weight("ffn_down").T),
             RMSNorm(weight("attn_norm"), epsilon=epsilon),
             RMSNorm(weight("ffn_norm"), epsilon=epsilon)))
-    embedding = dequantized(reader, "token_embd.weight")                  # (vocab, d_model)
     return DecoderOnlyTransformer(
         embedding, layers, RMSNorm(dequantized(reader, "output_norm.weight"), epsilon=epsilon),
         embedding.T, None, max_length=sizes["context_length"], position="rope",
@@ -389,9 +398,10 @@ def load(path=None, *, num_layers: int | None = None,
     reader = open_model_file(path)
     file = _describe(reader, Path(reader.data.filename))
     tokenizer = build_tokenizer(reader)
-    for key in _VOCABULARY:  # ~150 MB of small arrays, not needed once the tokenizer exists
-        reader.fields.pop(key)
-    model = build_model(reader, num_layers=num_layers)
+    # What the metadata says is in `file` and `tokenizer` now; the reader's parsed fields
+    # (about 100 MB of small arrays, most of them the vocabulary) go before the weights come.
+    reader.fields.clear()
+    model = _assemble(reader, file.config, num_layers)
     return model, tokenizer, file
 
 

