@@ -193,15 +193,14 @@ def _attention(reader, index: int, sizes: dict) -> GroupedQueryAttention:
     d_model, head_dim = sizes["d_model"], sizes["head_dim"]
 
     def kernel(part: str, heads: int) -> np.ndarray:
-        weight = dequantized(reader, f"blk.{index}.attn_{part}.weight")   # (heads*hd, d)
+        weight = dequantized(reader, f"blk.{index}.attn_{part}.weight")  # (heads*hd, d)
         return np.ascontiguousarray(weight.T).reshape(d_model, heads, head_dim)
 
-    output = dequantized(reader, f"blk.{index}.attn_output.weight")       # (d, heads*hd)
+    heads, kv_heads = sizes["num_query_heads"], sizes["num_kv_heads"]
+    output = dequantized(reader, f"blk.{index}.attn_output.weight")      # (d, heads*hd)
     attention = GroupedQueryAttention(
-        kernel("q", sizes["num_query_heads"]), kernel("k", sizes["num_kv_heads"]),
-        kernel("v", sizes["num_kv_heads"]),
-        np.ascontiguousarray(output.T).reshape(sizes["num_query_heads"], head_dim, d_model),
-        position="rope")
+        kernel("q", heads), kernel("k", kv_heads), kernel("v", kv_heads),
+        np.ascontiguousarray(output.T).reshape(heads, head_dim, d_model), position="rope")
     attention.rope_frequencies = rope_frequencies(head_dim, base=sizes["rope_base"])
     return attention
 
@@ -247,26 +246,28 @@ def _assemble(reader: gguf.GGUFReader, found: dict, num_layers: int | None,
     """:func:`build_model` with the sizes ``found`` by :func:`config` (the reader's metadata
     may be gone)."""
     sizes = {name: value for name, (value, _) in found.items()}
-    total = sizes["num_layers"]
-    count = total if num_layers is None else _checks.integer(num_layers, "num_layers", low=1,
-                                                             high=total)
+    if num_layers is not None:
+        _checks.integer(num_layers, "num_layers", low=1, high=sizes["num_layers"])
     epsilon = sizes["rms_epsilon"]
-    # the embedding first: dequantising its 28 M numbers needs temporaries as large as itself,
-    # and the peak is lower while the layers' weights do not exist yet
-    embedding = dequantized(reader, "token_embd.weight")                  # (vocab, d_model)
+
+    def weight(name):
+        return dequantized(reader, f"{name}.weight")
+
+    # the embedding first: dequantising it needs temporaries as large as itself, and the
+    # peak memory is lower while the layers' weights do not exist yet
+    embedding = weight("token_embd")                                # (vocab, d_model)
     layers = []
-    for index in range(count):
-        def weight(name, index=index):
-            return dequantized(reader, f"blk.{index}.{name}.weight")
+    for i in range(sizes["num_layers"] if num_layers is None else num_layers):
         layers.append(DecoderOnlyLayer(
-            _attention(reader, index, sizes),
-            SwiGLU(weight("ffn_gate").T, weight("ffn_up").T, weight("ffn_down").T),
-            RMSNorm(weight("attn_norm"), epsilon=epsilon),
-            RMSNorm(weight("ffn_norm"), epsilon=epsilon)))
-    return DecoderOnlyTransformer(
-        embedding, layers, RMSNorm(dequantized(reader, "output_norm.weight"), epsilon=epsilon),
-        embedding.T, None, max_length=sizes["context_length"], position="rope",
-        scale_embedding=False)
+            _attention(reader, i, sizes),
+            SwiGLU(weight(f"blk.{i}.ffn_gate").T, weight(f"blk.{i}.ffn_up").T,
+                   weight(f"blk.{i}.ffn_down").T),
+            RMSNorm(weight(f"blk.{i}.attn_norm"), epsilon=epsilon),
+            RMSNorm(weight(f"blk.{i}.ffn_norm"), epsilon=epsilon)))
+    final_norm = RMSNorm(weight("output_norm"), epsilon=epsilon)
+    return DecoderOnlyTransformer(embedding, layers, final_norm, embedding.T, None,
+                                  max_length=sizes["context_length"], position="rope",
+                                  scale_embedding=False)
 
 
 def build_tokenizer(reader: gguf.GGUFReader) -> tokenizers.Tokenizer:
