@@ -424,10 +424,7 @@ def reference() -> dict:
     FileNotFoundError
         If ``helpers/datasets/smollm2_reference.json`` is missing.
     """
-    path = DATASETS / "smollm2_reference.json"
-    if not path.is_file():
-        raise FileNotFoundError(f"{path} is missing: reinstall helpers")
-    return json.loads(path.read_text(encoding="utf-8"))
+    return json.loads(_dataset("smollm2_reference.json"))
 
 
 def long_text() -> str:
@@ -439,7 +436,12 @@ def long_text() -> str:
     FileNotFoundError
         If ``helpers/datasets/alice_chapter_1.txt`` is missing.
     """
-    path = DATASETS / "alice_chapter_1.txt"
+    return _dataset("alice_chapter_1.txt")
+
+
+def _dataset(name: str) -> str:
+    """The text of ``helpers/datasets/name``, or a clear error if it is missing."""
+    path = DATASETS / name
     if not path.is_file():
         raise FileNotFoundError(f"{path} is missing: reinstall helpers")
     return path.read_text(encoding="utf-8")
