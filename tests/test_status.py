@@ -60,9 +60,14 @@ def test_every_chapter_has_a_measured_row_within_the_limits(nb_path):
 # Chapters the last benchmark measured over the per-chapter target. Each is an expected failure
 # that is still run and reported (XFAIL), not a pass; strict, so that a chapter back within the
 # target fails here until it is taken off this list. Kept short and dated, with the measured
-# ratio as the reason. Empty since the benchmark of 2026-11-26 07:14 (every chapter within 5 F
-# on both paths).
-OVER_TARGET: dict[str, str] = {}
+# ratio as the reason. Empty from the benchmark of 2026-11-26 07:14 (every chapter within 5 F
+# on both paths) to that of 2026-11-27 16:50, on a machine whose Lighthouse CPU index was 2158
+# (3564 the day before).
+OVER_TARGET: dict[str, str] = {
+    "10_grouped_query_sliding_window": "2026-11-27 16:50: 5.68 F on the AVX2 path (22.4 s, "
+                                       "F 3.95 s; 4.82 F on the default path; the same code "
+                                       "measured 4.23 F on 2026-11-26)",
+}
 
 
 def within_target_cases() -> list:
