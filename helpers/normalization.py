@@ -60,11 +60,6 @@ def rms_norm(x, scale=None, *, epsilon: float = 1e-6) -> np.ndarray:
     epsilon = _checks.real(epsilon, "epsilon", low=0, low_open=True)
     scale = np.ones(x.shape[-1], x.dtype) if scale is None else _checks.weight(
         scale, "scale", (x.shape[-1],))
-    return _rms_norm(x, scale, epsilon)
-
-
-def _rms_norm(x: np.ndarray, scale: np.ndarray, epsilon: float) -> np.ndarray:
-    """:func:`rms_norm` on checked arrays."""
     mean_square = np.mean(np.square(x), axis=-1, keepdims=True)
     return (x / np.sqrt(mean_square + epsilon) * scale).astype(x.dtype)
 
@@ -126,7 +121,7 @@ class RMSNorm:
             If ``x`` is not finite or its last axis is not ``d_model``.
         """
         x = _checks.features(x, "x", self.d_model)
-        return _rms_norm(x, self.scale.astype(x.dtype, copy=False), self.epsilon)
+        return rms_norm(x, self.scale.astype(x.dtype, copy=False), epsilon=self.epsilon)
 
 
 class LayerNormalization:

@@ -124,11 +124,6 @@ def swiglu(x, w_gate, w_up, w_down) -> np.ndarray:
                          f"got shape {w_gate.shape}")
     w_up = _checks.weight(w_up, "w_up", w_gate.shape)
     w_down = _checks.weight(w_down, "w_down", w_gate.shape[::-1])
-    return _swiglu(x, w_gate, w_up, w_down)
-
-
-def _swiglu(x, w_gate, w_up, w_down) -> np.ndarray:
-    """:func:`swiglu` on checked arrays."""
     gate = x @ w_gate
     return (gate / (1 + np.exp(-gate)) * (x @ w_up)) @ w_down
 
@@ -191,7 +186,9 @@ class SwiGLU:
             If ``x`` is not finite or its last axis is not ``d_model``.
         """
         x = _checks.features(x, "x", self.d_model)
-        return _swiglu(x, self.w_gate, self.w_up, self.w_down)
+        # swiglu's formula; the weights were checked once, in __init__, not at every call
+        gate = x @ self.w_gate
+        return (gate / (1 + np.exp(-gate)) * (x @ self.w_up)) @ self.w_down
 
 
 class FeedForward:
