@@ -221,7 +221,7 @@ class DecoderOnlyTransformer:
         if self.sinks and self.window is None:
             raise ValueError(f"sinks={self.sinks} needs a window: without one every earlier "
                              "position is seen")
-        if self.window is not None and self.latent:
+        if self.window is not None and self.uses_latent_attention:
             raise ValueError(f"window={self.window} needs grouped-query attention; multi-head "
                              "latent attention here sees every earlier position")
         self._table = None
@@ -410,15 +410,18 @@ class DecoderOnlyTransformer:
                    + (0 if self.output_bias is None else self.output_bias.size))
 
     @property
-    def latent(self) -> bool:
-        """Whether the layers use multi-head latent attention (and cache latents)."""
+    def uses_latent_attention(self) -> bool:
+        """Whether the layers use multi-head latent attention (and cache latents). Not
+        ``latent``: that name is the dict of sizes that :meth:`random` and
+        ``helpers.keras_decoder_only.DecoderOnlyLayer`` take."""
         return isinstance(self.layers[0].self_attention, MultiHeadLatentAttention)
 
     def kv_cache_bytes_per_token(self) -> int:
         """What one more position adds to a full cache: ``2 (keys and values) x num_layers
         x num_kv_heads x head_dim x bytes per number`` for a :class:`KVCache`, ``num_layers
         x (latent_dim + rope_dim) x bytes per number`` for a :class:`LatentCache`."""
-        per_layer = [layer.self_attention.cache_elements_per_token() if self.latent
+        per_layer = [layer.self_attention.cache_elements_per_token()
+                     if self.uses_latent_attention
                      else 2 * layer.self_attention.num_kv_heads * layer.self_attention.head_dim
                      for layer in self.layers]
         return sum(per_layer) * self.embedding.dtype.itemsize
@@ -432,7 +435,7 @@ class DecoderOnlyTransformer:
         if ring and self.sinks:
             raise ValueError(f"ring=True keeps only the last window={self.window} positions; "
                              f"a model with sinks={self.sinks} needs the full cache")
-        if self.latent:
+        if self.uses_latent_attention:
             return LatentCache(len(self.layers))
         return KVCache(len(self.layers), max_entries=self.window if ring else None)
 

@@ -258,7 +258,7 @@ def test_latent_cache_bytes_per_token_are_latent_plus_rope_key_per_layer():
 def test_latent_layers_are_multi_head_latent_attention_and_reject_a_window():
     m = latent_model()
     assert all(isinstance(layer.self_attention, MultiHeadLatentAttention) for layer in m.layers)
-    assert m.latent and not model().latent
+    assert m.uses_latent_attention and not model().uses_latent_attention
     with pytest.raises(ValueError, match="window=3 needs grouped-query attention"):
         DecoderOnlyTransformer(m.embedding, m.layers, m.final_norm, m.output_kernel,
                                m.output_bias, max_length=40, window=3)

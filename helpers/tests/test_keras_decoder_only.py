@@ -327,7 +327,7 @@ def test_numpy_latent_model_gives_the_keras_logits_and_weights():
     model = trained_looking_latent()
     ids = np.random.default_rng(1).integers(0, 13, size=(3, 9)).astype("int32")
     twin = DecoderOnlyTransformer.from_keras(model)
-    assert twin.latent and twin.count_params() == model.count_params()
+    assert twin.uses_latent_attention and twin.count_params() == model.count_params()
     assert np.abs(twin(ids) - np.asarray(model(ids))).max() < ATOL
     layer = model.get_layer("decoder_layer_0")
     _, keras_weights = layer(model.get_layer("decoder_embedding")(ids),
