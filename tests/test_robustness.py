@@ -91,20 +91,75 @@ def test_every_description_is_of_a_claimed_metric():
     assert not stale, f"tools/robustness.py describes metrics no chapter claims: {sorted(stale)}"
 
 
-def test_the_status_option_rewrites_the_table_without_running_chapters(tmp_path, monkeypatch):
+def test_the_status_option_rewrites_the_tables_without_running_chapters(tmp_path, monkeypatch):
+    accuracy = {"at_least": 0.9, "at_most": None, "min": 0.95, "median": 0.96, "max": 0.97,
+                "values": [0.95, 0.96, 0.97]}
     table = {"when": "2026-01-01 00:00 UTC", "versions": "Linux", "chapters": {
-        "chapters/05_x.ipynb": {"metrics": {"ch5_accuracy_lstm": {
-            "at_least": 0.9, "at_most": None, "min": 0.95, "median": 0.96, "max": 0.97}}}}}
+        "chapters/05_x.ipynb": {"metrics": {"ch5_accuracy_lstm": accuracy}}}}
+    sweep = {"chapters": {"chapters/05_x.ipynb": {
+        "metrics": {"ch5_accuracy_lstm": {**accuracy, "min": 0.85, "values": [0.85, 0.96, 0.97]}},
+        "seeds": [5, 6],
+        "cpu": "native", "when": "2026-01-02 00:00 UTC"}}}
     (tmp_path / "robustness.json").write_text(json.dumps(table), encoding="utf-8")
+    (tmp_path / "sweep.json").write_text(json.dumps(sweep), encoding="utf-8")
     (tmp_path / "status.md").write_text("# 글\n<!-- robustness:start -->\n낡은 표\n"
-                                        "<!-- robustness:end -->\n", encoding="utf-8")
+                                        "<!-- robustness:end -->\n<!-- robustness-sweep:start -->"
+                                        "\n낡은 표\n<!-- robustness-sweep:end -->\n",
+                                        encoding="utf-8")
     monkeypatch.setattr(robustness, "TABLE", tmp_path / "robustness.json")
+    monkeypatch.setattr(robustness, "SWEEP", tmp_path / "sweep.json")
     monkeypatch.setattr(robustness, "STATUS", tmp_path / "status.md")
     monkeypatch.setattr(robustness, "measure", None)  # running a chapter would fail
     robustness.main([robustness.STATUS_ONLY])
     shown = block(tmp_path / "status.md", "robustness")
     assert shown == robustness.markdown(table)
-    assert "| 05 | `ch5_accuracy_lstm`<br>LSTM 분류기의 테스트 정확도 | 0.95 |" in shown
+    assert "| 05 | `ch5_accuracy_lstm`<br>LSTM 분류기의 테스트 정확도 | 95.0% | 96.0% | 97.0% | " \
+           "≥ 90% |" in shown
+    swept = block(tmp_path / "status.md", "robustness-sweep")
+    assert swept == robustness.sweep_markdown(sweep)
+    assert "| 05 | `ch5_accuracy_lstm` | 85.0% | 96.0% | 97.0% | ≥ 90% | 2/3 |" in swept
+
+
+def entry_of(values, fmt=".3f", at_least=None, at_most=None):
+    return {"values": values, "min": min(values), "max": max(values), "fmt": fmt,
+            "at_least": at_least, "at_most": at_most}
+
+
+@pytest.mark.parametrize("name, what, entry, cells", [
+    # a share of cases, named by its description or by the chapter's percent format
+    ("a", "테스트 정확도", entry_of([0.9675, 1.0], at_least=0.9), ("96.75%", "100.0%", "≥ 90%")),
+    ("b", "맞힌 비율", entry_of([0.0, 0.26], at_most=0.9), ("0.0%", "26.0%", "≤ 90%")),
+    ("c", "0이 받는 몫", entry_of([0.005181, 0.0183], ".1%"), ("0.5181%", "1.83%", "—")),
+    # a difference of shares: percentage points
+    ("d", "정확도가 떨어진 폭", entry_of([0.0775, 0.3225], at_least=0.02),
+     ("7.75%p", "32.25%p", "≥ 2%p")),
+    # already in points, as the description says: not multiplied again
+    ("e", "정확도 − 다른 것(%p)", entry_of([-2.5, 6.7], ".1f", -8, 8),
+     ("-2.5%p", "6.7%p", "-8%p – 8%p")),
+    # weights, multiples, seconds and throughputs stay numbers
+    ("f", "가중치의 합", entry_of([0.7225, 0.7343], ".2f", 0.3), ("0.7225", "0.7343", "≥ 0.3")),
+    ("g", "균등 분포의 몫에 대한 배수", entry_of([0.985, 1.039], at_least=0.9, at_most=1.1),
+     ("0.985", "1.039", "0.9 – 1.1")),
+    ("h", "학습 처리량(모델 1개, 시퀀스·시점/초)", entry_of([22271.0, 64370.9], ",.0f"),
+     ("22,271", "64,371", "—")),
+    # a "rate" that is not a share (above 1) stays a number
+    ("i", "비율", entry_of([0.5, 1.5], at_least=0.1), ("0.5", "1.5", "≥ 0.1")),
+])
+def test_shares_show_as_percentages_and_the_rest_as_numbers(monkeypatch, name, what, entry,
+                                                            cells):
+    monkeypatch.setitem(robustness.DESCRIPTIONS, name, what)
+    shown = robustness.unit(name, entry)
+    assert (robustness._shown(entry["min"], shown), robustness._shown(entry["max"], shown),
+            robustness.bound_text(entry, shown)) == cells
+
+
+def test_every_accuracy_of_the_course_shows_as_a_percentage():
+    """The chapters print accuracies as 97.0%; so does the status page, whatever their fmt."""
+    for entry in TABLE["chapters"].values():
+        for name, m in entry["metrics"].items():
+            what = robustness.DESCRIPTIONS.get(name, "")
+            if "정확도" in what and not any(w in what for w in ("%p", "차이", "폭")):
+                assert robustness.unit(name, m) == robustness.PERCENT, name
 
 
 def test_status_page_shows_the_table():

@@ -101,6 +101,35 @@ def test_the_whole_course_runs_within_its_budget():
             f"{TARGET_MEAN_RATIO:g} F"
 
 
+def test_the_notes_under_the_table_are_the_benchmarks_own():
+    """The paragraph under the table is what tools/benchmark.py writes now (its --status
+    rewrites it without running the chapters), and it defines the throughput per model."""
+    from tools.benchmark import notes
+    from tools.markers import block
+
+    assert block(STATUS, "bench").endswith("\n\n" + notes()), \
+        "status.md's notes under the bench table are stale: run .venv/bin/python " \
+        "tools/benchmark.py --status"
+    assert "모델 수 × 모델마다 학습한 시퀀스 수" in notes()
+
+
+def test_the_status_option_rewrites_the_notes_only(tmp_path):
+    from tools.benchmark import notes, rewrite_notes
+    from tools.markers import block
+
+    page = tmp_path / "status.md"
+    page.write_text("# 글\n<!-- bench:start -->\n- 잰 값\n\n| 표 |\n\n낡은 설명\n"
+                    "<!-- bench:end -->\n", encoding="utf-8")
+    rewrite_notes(page)
+    assert block(page, "bench") == f"- 잰 값\n\n| 표 |\n\n{notes()}"
+
+
+def test_every_throughput_description_names_its_number_of_models():
+    for path in TRAINING:
+        name = f"ch{int(path.stem[:2])}_sequence_steps_per_second"
+        assert re.search(r"모델 \d개", robustness.DESCRIPTIONS.get(name, "")), name
+
+
 def test_status_versions_are_the_pinned_ones():
     text = STATUS.read_text(encoding="utf-8")
     assert f"NumPy {pinned('numpy')}" in text

@@ -12,7 +12,9 @@ status.md (between the bench markers; the rest of status.md is written by hand a
 tools/robustness.py) and the roadmap table into intro.md. Not a test: numbers depend on the
 machine (tests/test_status.py checks the ratios against the targets). Run it through
 ``python3.11 tools/course.py bench``; ``.venv/bin/python tools/benchmark.py --no-lighthouse``
-times the chapters only and leaves the Lighthouse table of status.md as it is.
+times the chapters only and leaves the Lighthouse table of status.md as it is;
+``.venv/bin/python tools/benchmark.py --status`` runs nothing and rewrites only the notes under
+status.md's table (``notes``), keeping the measured lines, after their wording changed.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from tools import cpu_paths, lighthouse  # noqa: E402
 from tools.execute import run  # noqa: E402
-from tools.markers import replace_block  # noqa: E402
+from tools.markers import block, replace_block  # noqa: E402
 from tools.toc import toc_notebooks  # noqa: E402
 
 PEAK_CODE = ("import resource, sys\n"
@@ -174,14 +176,9 @@ def roadmap(times: dict[str, tuple[float, float]]) -> str:
     return "\n".join(lines)
 
 
-def status_text(rows, f_seconds: float, samples: int, versions: str, when: str) -> str:
-    python, numpy, tensorflow = versions.split()
-    machine = f"{platform.system()} {platform.machine()}, 코어 {os.cpu_count()}개"
-    return (f"- 마지막 실행: {when}\n- 기계: {machine}, CPU만 사용\n"
-            f"- Python {python}, NumPy {numpy}, TensorFlow {tensorflow}\n"
-            f"- {f_note(f_seconds, samples)}\n\n"
-            f"{table(rows, f_seconds)}\n\n"
-            f"실행 시간은 {REPEATS}회 실행 가운데 가장 빠른 실행, "
+def notes() -> str:
+    """The paragraph under status.md's table: what its columns mean and the targets."""
+    return (f"실행 시간은 {REPEATS}회 실행 가운데 가장 빠른 실행, "
             "최대 메모리는 그중 가장 큰 값입니다. "
             "‘AVX2로 제한’은 같은 장을 AVX-512가 없는 CPU처럼 NumPy와 OpenBLAS의 벡터 명령을 "
             "AVX2까지로 막고(`tools/cpu_paths.py`) 실행한 시간입니다. "
@@ -189,11 +186,37 @@ def status_text(rows, f_seconds: float, samples: int, versions: str, when: str) 
             "느려지는 때가 있습니다), 같은 실행에서 잰 F의 배수로도 적습니다. 목표는 장마다 "
             f"{TARGET_RATIO:g} F 이하, 모든 장의 평균 {TARGET_MEAN_RATIO:g} F 이하, 장마다 "
             f"{TARGET_MB} MB 미만이고, 테스트는 배수로 확인합니다. "
-            "학습 처리량은 학습한 시퀀스 수 × 시퀀스 길이 × 에포크 수를 "
-            "학습 시간으로 나눈 값입니다.")
+            "학습 처리량은 함께 학습한 모델 수 × 모델마다 학습한 시퀀스 수 × 시퀀스 길이 × "
+            "에포크 수를 학습 시간으로 나눈 값입니다. 여러 모델을 함께 학습하는 장은 그 모델들을 "
+            "합친 값이고, 장마다 모델이 몇 개인지는 아래 시드별 결과 표의 "
+            f"`chN_{THROUGHPUT_SUFFIX}` 행에 적혀 있습니다.")
+
+
+def status_text(rows, f_seconds: float, samples: int, versions: str, when: str) -> str:
+    python, numpy, tensorflow = versions.split()
+    machine = f"{platform.system()} {platform.machine()}, 코어 {os.cpu_count()}개"
+    return (f"- 마지막 실행: {when}\n- 기계: {machine}, CPU만 사용\n"
+            f"- Python {python}, NumPy {numpy}, TensorFlow {tensorflow}\n"
+            f"- {f_note(f_seconds, samples)}\n\n"
+            f"{table(rows, f_seconds)}\n\n{notes()}")
+
+
+def rewrite_notes(status: Path = ROOT / "status.md") -> str:
+    """Replace the last paragraph of ``status``'s bench block by :func:`notes`, keeping every
+    measured line above it; run no chapter. Returns the new block."""
+    measured, _, _ = block(status, "bench").rpartition("\n\n")
+    if not measured:
+        raise SystemExit(f"{status.name}'s bench block has no notes under its table: run "
+                         "python3.11 tools/course.py bench")
+    text = f"{measured}\n\n{notes()}"
+    replace_block(status, "bench", text)
+    return text
 
 
 def main() -> None:
+    if "--status" in sys.argv:
+        print(rewrite_notes())
+        return
     rows, versions, f_samples = [], "", []
     for path in toc_notebooks():
         f_samples.append(import_seconds())  # F interleaved with the chapters: drift hits both

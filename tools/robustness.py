@@ -17,10 +17,14 @@ their pages quote are the new ones.
 
 Every metric has a one-line Korean description in ``DESCRIPTIONS`` below, shown beside its
 name on the status page (``tests/test_robustness.py`` fails for a metric without one). After
-editing a description, rewrite the status page's table from the stored results, without
-running any chapter:
+editing a description (or how the tables show numbers), rewrite the status page's tables from
+the stored results, without running any chapter:
 
     .venv/bin/python tools/robustness.py --status
+
+The tables show a metric in the unit the chapters print it in (``unit``): a share of cases, such
+as an accuracy or a rate, as a percentage (0.97 -> 97.0%), a difference of two such shares in
+percentage points, everything else (weights, ratios, seconds, throughputs) as a number.
 """
 
 from __future__ import annotations
@@ -61,7 +65,7 @@ DESCRIPTIONS = {
     "ch5_accuracy_bahdanau": "LSTM + 가산 어텐션 분류기의 테스트 정확도",
     "ch5_accuracy_mha": "LSTM + 멀티 헤드 어텐션 분류기의 테스트 정확도",
     "ch5_train_seconds": "세 모델을 함께 학습한 시간(초)",
-    "ch5_sequence_steps_per_second": "학습 처리량(시퀀스·시점/초)",
+    "ch5_sequence_steps_per_second": "세 모델을 합친 학습 처리량(모델 3개의 시퀀스·시점/초)",
     "ch5_untrained_share_ratio_bahdanau":
         "학습 전 가산 어텐션이 정답 시점에 싣는 가중치, 균등 분포의 몫에 대한 배수",
     "ch5_untrained_share_ratio_mha":
@@ -78,7 +82,7 @@ DESCRIPTIONS = {
     "ch5_occlusion_drop_random": "무작위 8시점을 잡음으로 가렸을 때 정확도가 떨어진 폭",
     "ch5_occlusion_gap": "두 가리기의 정확도 하락 차이: 가중치 상위 − 무작위",
     "ch6_train_seconds": "Seq2Seq 모델의 학습 시간(초)",
-    "ch6_sequence_steps_per_second": "학습 처리량(시퀀스·시점/초)",
+    "ch6_sequence_steps_per_second": "학습 처리량(모델 1개, 시퀀스·시점/초)",
     "ch6_exact_match": "처음 보는 수 1,000개의 완전 일치 정확도",
     "ch6_exact_match_3plus": "세 자리 이상인 수의 완전 일치 정확도",
     "ch6_digit_on_own_position": "숫자 음절이 자기 숫자에 가장 큰 가중치를 주는 비율",
@@ -103,7 +107,7 @@ DESCRIPTIONS = {
     "ch6_exact_match_without_attention_output":
         "크로스 어텐션의 출력 투영을 0으로 바꾼 모델의 완전 일치 정확도(테스트 앞 200개)",
     "ch8_train_seconds": "작은 트랜스포머의 학습 시간(초)",
-    "ch8_sequence_steps_per_second": "학습 처리량(시퀀스·시점/초)",
+    "ch8_sequence_steps_per_second": "학습 처리량(모델 1개, 시퀀스·시점/초)",
     "ch8_exact_match": "처음 보는 수 1,000개의 완전 일치 정확도",
     "ch8_digit_alignment_head_mean": "헤드 평균 가중치가 숫자 음절마다 자기 숫자에서 가장 큰 비율",
     "ch8_digit_alignment_best_head": "가장 잘 맞는 헤드 하나의 같은 비율",
@@ -291,15 +295,54 @@ def measure(path: Path, seeds=SEEDS, cpu: str = "native") -> dict:
     return {"code_hash": code_hash(ROOT / path), "runs": runs, "metrics": summarise(records)}
 
 
-def bound_text(entry: dict) -> str:
+# How the tables show a metric (see unit): (factor, suffix)
+NUMBER, PERCENT, POINTS, STATED_POINTS = (1, ""), (100, "%"), (100, "%p"), (1, "%p")
+# Words of a description that make a metric a share of cases (the chapters print it as 97.0%),
+# or, with a word of difference, a difference of two shares (in percentage points)
+SHARE_WORDS = ("정확도", "비율")
+DIFFERENCE_WORDS = ("차이", "폭")
+
+
+def unit(name: str, entry: dict) -> tuple[int, str]:
+    """How the status page shows metric ``name``: ``PERCENT``, ``POINTS``, ``STATED_POINTS``
+    or ``NUMBER``, each a (factor, suffix) pair.
+
+    A metric is a share of cases when the chapter formats it as a percentage (``fmt`` ending in
+    ``%``) or its description in ``DESCRIPTIONS`` names an accuracy or a rate (정확도, 비율):
+    0.97 shows as 97.0%. A share whose description names a difference or a drop (차이, 폭) is
+    a difference of shares, in percentage points: 0.215 shows as 21.5%p. A description that
+    states ``(%p)`` is already in points (the chapter multiplied by 100): 56 shows as 56%p.
+    A multiple (배수), and any value outside what a share can be ([0, 1], or [-1, 1] for a
+    difference), is a number, as are weights, seconds and throughputs.
+    """
+    what = DESCRIPTIONS.get(name, "")
+    values = [v for v in (entry.get("min"), entry.get("max"), *entry.get("values", ()))
+              if v is not None]
+    if "(%p)" in what:
+        return STATED_POINTS
+    if "배수" in what:
+        return NUMBER
+    share = entry.get("fmt", "").endswith("%") or any(w in what for w in SHARE_WORDS)
+    if share and any(w in what for w in DIFFERENCE_WORDS):
+        return POINTS if all(-1 <= v <= 1 for v in values) else NUMBER
+    return PERCENT if share and all(0 <= v <= 1 for v in values) else NUMBER
+
+
+def bound_text(entry: dict, shown: tuple[int, str] = NUMBER) -> str:
+    """The asserted bound, in the unit ``shown`` (see :func:`unit`)."""
     low, high = entry["at_least"], entry["at_most"]
+    factor, suffix = shown
+
+    def end(value: float) -> str:
+        return f"{value * factor:g}{suffix}"
+
     if low is None and high is None:
         return "—"
     if high is None:
-        return f"≥ {low:g}"
+        return f"≥ {end(low)}"
     if low is None:
-        return f"≤ {high:g}"
-    return f"{low:g} – {high:g}"
+        return f"≤ {end(high)}"
+    return f"{end(low)} – {end(high)}"
 
 
 def missing_descriptions(names) -> list[str]:
@@ -317,10 +360,10 @@ def markdown(table: dict, seeds=SEEDS, cpu: str = "native") -> str:
              "|---|---|---:|---:|---:|---|"]
     for chapter, entry in table["chapters"].items():
         for name, m in entry["metrics"].items():
-            what = DESCRIPTIONS.get(name, "—")
+            what, shown = DESCRIPTIONS.get(name, "—"), unit(name, m)
             lines.append(f"| {Path(chapter).stem[:2]} | `{name}`<br>{what} | "
-                         f"{_shown(m['min'])} | {_shown(m['median'])} | {_shown(m['max'])} | "
-                         f"{bound_text(m)} |")
+                         f"{_shown(m['min'], shown)} | {_shown(m['median'], shown)} | "
+                         f"{_shown(m['max'], shown)} | {bound_text(m, shown)} |")
     runs = len(seeds) * len(KERNEL_PATHS)
     path = " AVX2로 제한한 벡터 명령(`tools/cpu_paths.py`)." if cpu == "avx2" else ""
     return ("\n".join(lines) + f"\n\n(장마다 {runs}회 실행: `COURSE_SEED` "
@@ -328,9 +371,18 @@ def markdown(table: dict, seeds=SEEDS, cpu: str = "native") -> str:
             f"{table['versions']})")
 
 
-def _shown(value: float) -> str:
-    """A table cell: four significant digits, large numbers whole with thousands separators."""
-    return f"{value:,.0f}" if abs(value) >= 1e3 else f"{value:.4g}"
+def _shown(value: float, shown: tuple[int, str] = NUMBER) -> str:
+    """A table cell: four significant digits, large numbers whole with thousands separators; a
+    share or a difference of shares (``shown``, see :func:`unit`) times 100 with its unit and at
+    least one decimal, as the chapters print them (0.97 -> 97.0%, 0.9675 -> 96.75%)."""
+    factor, suffix = shown
+    value = value * factor
+    if abs(value) >= 1e3:
+        return f"{value:,.0f}{suffix}"
+    text = f"{value:.4g}"
+    if factor != 1 and "." not in text and "e" not in text:
+        text += ".0"
+    return text + suffix
 
 
 def versions() -> str:
@@ -346,9 +398,14 @@ def versions() -> str:
 
 
 def write_status() -> str:
-    """Rewrite the status page's table from ``helpers/robustness.json``; run no chapter."""
+    """Rewrite the status page's tables from ``helpers/robustness.json`` and, if there is one,
+    ``helpers/robustness_sweep.json``; run no chapter."""
     text = markdown(json.loads(TABLE.read_text(encoding="utf-8")))
     replace_block(STATUS, "robustness", text)
+    if SWEEP.exists():
+        swept = sweep_markdown(json.loads(SWEEP.read_text(encoding="utf-8")))
+        replace_block(STATUS, "robustness-sweep", swept)
+        text += "\n\n" + swept
     return text
 
 
@@ -366,7 +423,7 @@ def parse(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("notebooks", nargs="*", type=Path,
                         help="chapters to run (default: every chapter that trains)")
     parser.add_argument("--status", action="store_true",
-                        help="rewrite the status page's table from the stored results only")
+                        help="rewrite the status page's tables from the stored results only")
     parser.add_argument("--seeds", type=seed_range, default=SEEDS,
                         help="a sweep over other seeds, e.g. 0-9 (default 0-4: the table)")
     parser.add_argument("--cpu", choices=cpu_paths.CHOICES, default="native",
@@ -443,9 +500,10 @@ def sweep_markdown(table: dict) -> str:
         for name, m in entry["metrics"].items():
             if m["at_least"] is None and m["at_most"] is None:
                 continue
-            lines.append(f"| {Path(chapter).stem[:2]} | `{name}` | {_shown(m['min'])} | "
-                         f"{_shown(m['median'])} | {_shown(m['max'])} | {bound_text(m)} | "
-                         f"{held(m)}/{len(m['values'])} |")
+            shown = unit(name, m)
+            lines.append(f"| {Path(chapter).stem[:2]} | `{name}` | {_shown(m['min'], shown)} | "
+                         f"{_shown(m['median'], shown)} | {_shown(m['max'], shown)} | "
+                         f"{bound_text(m, shown)} | {held(m)}/{len(m['values'])} |")
         cpu = ", 벡터 명령 AVX2로 제한" if entry["cpu"] == "avx2" else ""
         notes.append(f"{Path(chapter).stem[:2]}장: `COURSE_SEED` {entry['seeds'][0]}–"
                      f"{entry['seeds'][-1]} × `TF_ENABLE_ONEDNN_OPTS` 0·1{cpu}, {entry['when']}")
