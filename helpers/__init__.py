@@ -3,13 +3,14 @@
 NumPy only (import in an instant, run anywhere):
 
 helpers.attention
-    Functions on arrays: softmax, scaled dot-product attention, masks (causal, padding,
-    sliding window), grouped-query attention, the head split and merge, additive and chunked
-    attention (chapters 1-4, 7 and 10).
+    The attention family, every name importable from it. ``functions``: softmax, scaled
+    dot-product attention, masks (causal, padding, sliding window), grouped-query attention,
+    the head split and merge, additive and chunked attention (chapters 1-4, 7 and 10). The
+    layers built from them, one module per variant: ``multi_head`` (chapter 3, with the steps
+    every layer shares), ``grouped_query`` with its KV cache (chapters 9-11) and ``latent``,
+    multi-head latent attention with its cache of latents, naive and absorbed (chapter 12).
 helpers.attention_layers
-    Every attention layer in one place: multi-head (chapter 3), grouped-query with its KV
-    cache (chapters 9-11) and multi-head latent attention with its cache of latents, naive
-    and absorbed (chapter 12), built from the same steps.
+    The layers' earlier address: the same classes, from helpers.attention.
 helpers.positions
     The sinusoidal positional encoding (chapter 8), rotary position embedding and ALiBi
     (chapter 11).

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _checks
-from .attention_layers import MultiHeadAttention
+from .attention import MultiHeadAttention
 from .linear_attention import RULES, TokenMixer
 
 __all__ = ["multi_query_recall", "recall_accuracy", "shift_tokens", "RecallModel", "MIXERS"]
@@ -173,7 +173,7 @@ class RecallModel:
     """Embedding → token shift → one token-mixing layer → logits, in NumPy.
 
     ``logits = mix(shift_tokens(E[ids])) W + b``; the mixing layer is causal softmax attention
-    (:class:`helpers.attention_layers.MultiHeadAttention`) or a
+    (:class:`helpers.attention.MultiHeadAttention`) or a
     :class:`helpers.linear_attention.TokenMixer` with the rule ``"linear"``, ``"delta"`` or
     ``"gated_delta"``. No position encoding: the token shift tells the layer which key a
     value belongs to, and the task needs no other order.

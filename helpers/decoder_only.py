@@ -4,11 +4,11 @@ The model of today's language models, built from the pieces of chapter 8: token 
 times sqrt(d_model) plus the sinusoidal positional encoding, ``num_layers`` pre-LN layers of
 causal self-attention and feed-forward network, a final layer norm and a linear map to one
 logit per vocabulary entry. Its attention is grouped-query attention
-(:class:`~helpers.attention_layers.GroupedQueryAttention`, whose :class:`KVCache` lives with
-it in :mod:`helpers.attention_layers`; both are re-exported here): ``num_kv_heads`` equal to
+(:class:`~helpers.attention.GroupedQueryAttention`, whose :class:`KVCache` lives with
+it in :mod:`helpers.attention.grouped_query`; both are re-exported here): ``num_kv_heads`` equal to
 ``num_query_heads`` is multi-head attention, 1 is multi-query attention. With ``window`` set,
 every layer uses sliding-window attention. Multi-head latent attention
-(:class:`~helpers.attention_layers.MultiHeadLatentAttention`, chapter 12) can take its
+(:class:`~helpers.attention.MultiHeadLatentAttention`, chapter 12) can take its
 place in every layer; the model then caches only latents (a :class:`LatentCache`).
 
 ``position`` says how the model knows where each token is: ``"sinusoidal"`` (the default,
@@ -37,8 +37,13 @@ import numpy as np
 
 from . import _checks
 from ._initializers import glorot_uniform
-from .attention import visible_keys
-from .attention_layers import GroupedQueryAttention, KVCache, LatentCache, MultiHeadLatentAttention
+from .attention import (
+    GroupedQueryAttention,
+    KVCache,
+    LatentCache,
+    MultiHeadLatentAttention,
+    visible_keys,
+)
 from .normalization import LayerNormalization, RMSNorm
 from .positions import positional_encoding
 from .transformer import FeedForward, SwiGLU, _TransformerLayer

@@ -45,7 +45,7 @@ class PositionalSelfAttention(keras.layers.Layer):
 
     The weights of ``keras.layers.GroupQueryAttention`` (``EinsumDense`` layers named
     ``query``, ``key``, ``value``, ``attention_output``, same shapes and initialisers), so
-    :meth:`helpers.attention_layers.GroupedQueryAttention.from_keras` copies them; it is called
+    :meth:`helpers.attention.GroupedQueryAttention.from_keras` copies them; it is called
     the same way as that layer, so :class:`DecoderOnlyLayer` uses either. ``position="rope"``
     rotates queries and keys (:class:`RotaryPositionEmbedding`) before the scores;
     ``"alibi"`` adds :class:`AlibiBias` to the scaled scores before the mask.

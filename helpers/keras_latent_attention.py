@@ -3,7 +3,7 @@
 :class:`MultiHeadLatentAttention` holds the same ten weights as the NumPy layer (the eight
 (d_in, d_out) matrices named after DeepSeek-V2's equations and the two RMSNorm scales) and
 computes causal self-attention in the naive or the absorbed form;
-:meth:`helpers.attention_layers.MultiHeadLatentAttention.from_keras` copies the weights,
+:meth:`helpers.attention.MultiHeadLatentAttention.from_keras` copies the weights,
 and the two layers give the same numbers (tested to 1e-5 in float32). Taught in chapter 12.
 Imports TensorFlow/Keras (through ``helpers._tensorflow``).
 """
@@ -23,7 +23,7 @@ __all__ = ["MultiHeadLatentAttention"]
 class MultiHeadLatentAttention(keras.layers.Layer):
     """Multi-head latent attention (DeepSeek-V2) as a Keras layer, causal self-attention.
 
-    The equations are those of :class:`helpers.attention_layers.MultiHeadLatentAttention`:
+    The equations are those of :class:`helpers.attention.MultiHeadLatentAttention`:
     ``c_Q = RMSNorm(x W^DQ)``, ``q = [c_Q W^UQ; RoPE(c_Q W^QR)]``, ``c_KV = RMSNorm(x
     W^DKV)``, ``k = [c_KV W^UK; RoPE(x W^KR)]`` (the RoPE key shared by all heads),
     ``v = c_KV W^UV``, scores scaled by ``1/sqrt(head_dim + rope_dim)``, causal mask,

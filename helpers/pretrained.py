@@ -10,8 +10,8 @@ llama.cpp (metadata, tensors and its NumPy dequantisation of Q4_1 and Q8_0).
 :func:`config` takes every size from the file's metadata and says which key it came from.
 :func:`build_model` puts the weights into the layers the reader has built in earlier
 chapters: :class:`~helpers.normalization.RMSNorm` and :class:`~helpers.transformer.SwiGLU`
-(chapter 11), :class:`~helpers.attention_layers.GroupedQueryAttention` with RoPE and the
-:class:`~helpers.attention_layers.KVCache` (chapters 9-11), all stacked in a
+(chapter 11), :class:`~helpers.attention.GroupedQueryAttention` with RoPE and the
+:class:`~helpers.attention.KVCache` (chapters 9-11), all stacked in a
 :class:`~helpers.decoder_only.DecoderOnlyTransformer`. :func:`build_tokenizer` makes the
 byte-level BPE tokenizer from the file's vocabulary and merges with the ``tokenizers``
 package. :func:`load` does all of it and keeps what the chapter shows of the file (a
@@ -37,7 +37,7 @@ import tokenizers
 from tokenizers import decoders, pre_tokenizers
 
 from . import _checks
-from .attention_layers import GroupedQueryAttention
+from .attention import GroupedQueryAttention
 from .decoder_only import DecoderOnlyLayer, DecoderOnlyTransformer
 from .normalization import RMSNorm
 from .positions import rope_frequencies

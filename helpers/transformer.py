@@ -7,7 +7,7 @@ this module re-exports them, so ``from helpers.transformer import positional_enc
 works as before.
 
 This module imports only NumPy (never TensorFlow or Keras), like :mod:`helpers.attention`;
-it builds on :class:`~helpers.attention_layers.MultiHeadAttention`. Taught in chapter 8; the
+it builds on :class:`~helpers.attention.MultiHeadAttention`. Taught in chapter 8; the
 Keras twins of the layers are in :mod:`helpers.keras_transformer`, and every class here has
 a ``from_keras`` that copies their weights, so the two give the same numbers.
 
@@ -33,7 +33,7 @@ import numpy as np
 
 from . import _checks
 from ._initializers import glorot_uniform
-from .attention_layers import MultiHeadAttention
+from .attention import MultiHeadAttention
 from .normalization import LayerNormalization, RMSNorm, rms_norm
 from .positions import (
     alibi_bias,
@@ -345,7 +345,7 @@ class EncoderLayer(_TransformerLayer):
 
     Parameters
     ----------
-    self_attention : helpers.attention_layers.MultiHeadAttention
+    self_attention : helpers.attention.MultiHeadAttention
         Reads and writes vectors of width d_model.
     feed_forward : FeedForward
     self_attention_norm, feed_forward_norm : LayerNormalization
@@ -477,7 +477,7 @@ class DecoderLayer(_TransformerLayer):
 
     Parameters
     ----------
-    self_attention, cross_attention : helpers.attention_layers.MultiHeadAttention
+    self_attention, cross_attention : helpers.attention.MultiHeadAttention
         Both read and write vectors of width d_model.
     feed_forward : FeedForward
     self_attention_norm, cross_attention_norm, feed_forward_norm : LayerNormalization

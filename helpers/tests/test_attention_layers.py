@@ -1,13 +1,18 @@
-"""Tests of helpers.attention_layers as one family: multi-head attention is grouped-query
-attention with as many key/value heads as query heads, and every layer shares its steps."""
+"""Tests of the attention layers of helpers.attention as one family (multi-head attention is
+grouped-query attention with as many key/value heads as query heads, and every layer shares
+its steps), of the package's one-way imports, and of helpers.attention_layers, the layers'
+earlier address."""
 
+import ast
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 import helpers.attention as attention
+import helpers.attention_layers as attention_layers
 from helpers.attention import causal_mask, split_heads
 from helpers.attention_layers import (
     GroupedQueryAttention,
@@ -19,13 +24,60 @@ from helpers.attention_layers import (
     project_heads,
 )
 
+PACKAGE = Path(attention.__file__).parent
+# the package's modules in the order they build on each other: each imports only earlier ones
+ORDER = ("functions", "multi_head", "grouped_query", "latent")
 
-def test_multi_head_attention_is_still_importable_from_helpers_attention():
-    from helpers.attention import MultiHeadAttention as old_name  # noqa: PLC0415 - the name
 
-    assert old_name is MultiHeadAttention and attention.MultiHeadAttention is MultiHeadAttention
-    with pytest.raises(AttributeError, match="has no attribute 'GroupedQueryAttention'"):
-        attention.GroupedQueryAttention  # noqa: B018 - it lives in attention_layers only
+def helpers_imports(module: str) -> set[str]:
+    """The modules of ``helpers`` that ``helpers.attention.<module>`` imports, by full name,
+    read from its source."""
+    tree = ast.parse((PACKAGE / f"{module}.py").read_text(encoding="utf-8"))
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.level in (1, 2):
+            base = "helpers.attention" if node.level == 1 else "helpers"
+            found |= ({f"{base}.{node.module}"} if node.module
+                      else {f"{base}.{alias.name}" for alias in node.names})
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names = [node.module] if isinstance(node, ast.ImportFrom) else [
+                alias.name for alias in node.names]
+            found |= {name for name in names if name.split(".")[0] == "helpers"}
+    return found
+
+
+@pytest.mark.parametrize("index", range(len(ORDER)))
+def test_each_module_of_the_package_imports_only_the_ones_before_it(index):
+    imported = helpers_imports(ORDER[index])
+    family = {"helpers.attention", "helpers.attention_layers",
+              *(f"helpers.attention.{m}" for m in ORDER)}
+    assert imported & family <= {f"helpers.attention.{m}" for m in ORDER[:index]}, imported
+    assert index == 0 or f"helpers.attention.{ORDER[index - 1]}" in imported  # it builds on it
+
+
+def test_the_package_hands_out_every_name_of_its_modules():
+    for module in ORDER:
+        names = getattr(attention, module).__all__
+        assert all(getattr(attention, name) is getattr(getattr(attention, module), name)
+                   for name in names), module
+    assert sorted(attention.__all__) == sorted(
+        name for module in ORDER for name in getattr(attention, module).__all__)
+
+
+def test_each_layer_lives_in_the_module_of_its_variant():
+    homes = {MultiHeadAttention: "multi_head", project_heads: "multi_head",
+             combine_heads: "multi_head", GroupedQueryAttention: "grouped_query",
+             KVCache: "grouped_query", MultiHeadLatentAttention: "latent", LatentCache: "latent"}
+    assert all(obj.__module__ == f"helpers.attention.{home}" for obj, home in homes.items())
+
+
+def test_the_old_address_hands_out_the_same_objects():
+    assert attention_layers.__all__ and all(
+        getattr(attention_layers, name) is getattr(attention, name)
+        for name in attention_layers.__all__)
+    from helpers.attention import MultiHeadAttention as chapter_4_name  # noqa: PLC0415 - the name
+
+    assert chapter_4_name is MultiHeadAttention
 
 
 def test_the_old_modules_hand_out_the_same_classes():

@@ -2,7 +2,8 @@
 
 Softmax, the masks, scaled dot-product attention and its grouped-query form, the head split
 and merge, additive and chunked attention. The attention layers built from them (multi-head,
-grouped-query and multi-head latent attention) are in :mod:`helpers.attention_layers`.
+grouped-query and multi-head latent attention) are the other modules of
+:mod:`helpers.attention`; they import this one, and this one imports none of them.
 
 This module imports only NumPy (never TensorFlow), so it loads instantly and runs anywhere.
 Every function here is taught in a chapter of the course; the docstrings say which.
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._checks import (
+from .._checks import (
     bool_array,
     broadcast,
     float_array,
@@ -467,7 +468,7 @@ def split_heads(x, num_heads: int) -> np.ndarray:
     Notes
     -----
     Vaswani et al. (2017), section 3.2.2. Taught in chapter 3 (reshape and transpose);
-    every attention layer of :mod:`helpers.attention_layers` uses it.
+    every attention layer of :mod:`helpers.attention` uses it.
 
     Examples
     --------
@@ -680,14 +681,3 @@ def chunked_attention(query, key, value, chunk_size, mask=None):
         running_max = new_max
     return (accumulated / np.where(running_sum == 0, 1, running_sum)).astype(dtype, copy=False)
 
-
-def __getattr__(name: str):
-    """``MultiHeadAttention`` lives with the other attention layers in
-    :mod:`helpers.attention_layers`; ``from helpers.attention import MultiHeadAttention``
-    (chapters 3-8) still gives it."""
-    if name == "MultiHeadAttention":
-        from .attention_layers import (  # noqa: PLC0415 - that module imports this one
-            MultiHeadAttention,
-        )
-        return MultiHeadAttention
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,372 @@
+"""Grouped-query attention in NumPy and its KV cache (chapters 9-11).
+
+:class:`GroupedQueryAttention` has ``num_kv_heads`` key/value heads, each shared by a group of
+query heads (1: multi-query attention; as many as query heads: multi-head attention), and does
+causal self-attention with RoPE or ALiBi (:mod:`helpers.positions`). Its steps are those of
+:class:`helpers.attention.MultiHeadAttention`. :class:`KVCache` keeps the keys and values of
+earlier positions, ``2 x num_kv_heads x head_dim`` numbers per token and layer, in full or
+in a ring buffer of a sliding window's length (chapter 10).
+
+Imports only NumPy. Mask convention: ``True`` where a query may attend to a key.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import _checks
+from .._initializers import glorot_uniform
+from ..positions import _alibi, alibi_slopes, rotary_position_embedding
+from .functions import grouped_query_attention
+from .multi_head import _ProjectedAttention, keras_attention_weights
+
+__all__ = ["GroupedQueryAttention", "KVCache"]
+
+
+class GroupedQueryAttention(_ProjectedAttention):
+    """Grouped-query self-attention in NumPy, with the weights of Keras's layer.
+
+    ``num_query_heads`` query heads, ``num_kv_heads`` key/value heads; query head ``h`` reads
+    key/value head ``h // (num_query_heads // num_kv_heads)``. With ``num_kv_heads ==
+    num_query_heads`` it computes what :class:`MultiHeadAttention` does with the same
+    kernels (the same steps of one base class); with fewer, its :class:`KVCache` is smaller
+    by the factor ``num_query_heads / num_kv_heads``.
+
+    Parameters
+    ----------
+    query_kernel : array_like, shape (d_model, num_query_heads, head_dim)
+    key_kernel, value_kernel : array_like, shape (d_model, num_kv_heads, head_dim)
+    output_kernel : array_like, shape (num_query_heads, head_dim, d_model)
+        The shapes of ``keras.layers.GroupQueryAttention``'s kernels.
+    query_bias : array_like, shape (num_query_heads, head_dim), optional
+    key_bias, value_bias : array_like, shape (num_kv_heads, head_dim), optional
+    output_bias : array_like, shape (d_model,), optional
+        ``None``: no bias.
+    position : {"none", "rope", "alibi"}, default "none"
+        What the attention itself does with positions (see :meth:`attend`): nothing (the
+        positions, if any, are in ``x``), rotate queries and keys (RoPE), or add the ALiBi
+        bias to the scores, with one slope per query head.
+
+    Raises
+    ------
+    TypeError
+        If a weight is not a real array.
+    ValueError
+        If a weight has the wrong shape or is not finite, ``num_kv_heads`` does not
+        divide ``num_query_heads``, or ``position`` is not one of the three.
+
+    Notes
+    -----
+    Ainslie et al. (2023), section 2.2; Shazeer (2019) for one key/value head. Taught in
+    chapter 10; chapter 9 uses it with ``num_kv_heads == num_query_heads``; chapter 11
+    with RoPE (Su et al. 2021) and ALiBi (Press et al. 2022).
+
+    Examples
+    --------
+    >>> attention = GroupedQueryAttention.random(8, 4, 2, rng=np.random.default_rng(0))
+    >>> out, weights = attention(np.ones((3, 5, 8)))
+    >>> out.shape, weights.shape
+    ((3, 5, 8), (3, 4, 5, 5))
+    >>> attention.count_params()  # query 72 + key 36 + value 36 + output 72
+    216
+    """
+
+    def __init__(self, query_kernel, key_kernel, value_kernel, output_kernel,
+                 query_bias=None, key_bias=None, value_bias=None, output_bias=None, *,
+                 position: str = "none"):
+        query_kernel = _checks.float_array(query_kernel, "query_kernel", ndim=3,
+                                           axes="(d_model, num_query_heads, head_dim)")
+        d_model, num_query_heads, head_dim = query_kernel.shape
+        num_kv_heads = _checks.float_array(key_kernel, "key_kernel", ndim=3,
+                                           axes="(d_model, num_kv_heads, head_dim)").shape[1]
+        if num_query_heads % num_kv_heads:
+            raise ValueError(f"num_kv_heads={num_kv_heads} (key_kernel's axis 1) must divide "
+                             f"num_query_heads={num_query_heads} (query_kernel's axis 1)")
+        kv_shape, kv_bias = (d_model, num_kv_heads, head_dim), (num_kv_heads, head_dim)
+        self.query_kernel = query_kernel
+        self.key_kernel = _checks.weight(key_kernel, "key_kernel", kv_shape)
+        self.value_kernel = _checks.weight(value_kernel, "value_kernel", kv_shape)
+        self.output_kernel = _checks.weight(output_kernel, "output_kernel",
+                                     (num_query_heads, head_dim, d_model))
+        biases = {"query_bias": (query_bias, (num_query_heads, head_dim)),
+                  "key_bias": (key_bias, kv_bias), "value_bias": (value_bias, kv_bias),
+                  "output_bias": (output_bias, (d_model,))}
+        for name, (bias, shape) in biases.items():
+            setattr(self, name, None if bias is None else _checks.weight(bias, name, shape))
+        self.position = _checks.one_of(position, "position", ("none", "rope", "alibi"))
+        self.rope_frequencies = None  # None: base 10000 (see with_rope_frequencies)
+        self.rope_pairing = "adjacent"  # the features RoPE turns together (chapters 11, 15)
+
+    @classmethod
+    def random(cls, d_model: int, num_query_heads: int, num_kv_heads: int, *,
+               rng: np.random.Generator, position: str = "none") -> GroupedQueryAttention:
+        """Glorot-uniform kernels and zero biases, as Keras initialises them, with
+        ``head_dim = d_model // num_query_heads``.
+
+        Raises
+        ------
+        TypeError
+            If a size is not an integer or ``rng`` is not a ``numpy.random.Generator``.
+        ValueError
+            If a size is below 1, ``num_query_heads`` does not divide ``d_model`` or
+            ``num_kv_heads`` does not divide ``num_query_heads``.
+        """
+        head_dim, rng = _checks.key_dim(d_model, num_query_heads), _checks.generator(rng)
+        kv = _checks.positive_int(num_kv_heads, "num_kv_heads")
+        kernels = [glorot_uniform(rng, (d_model, num_query_heads, head_dim), d_model),
+                   glorot_uniform(rng, (d_model, kv, head_dim), d_model),
+                   glorot_uniform(rng, (d_model, kv, head_dim), d_model),
+                   glorot_uniform(rng, (num_query_heads, head_dim, d_model), d_model)]
+        biases = [np.zeros((num_query_heads, head_dim)), np.zeros((kv, head_dim)),
+                  np.zeros((kv, head_dim)), np.zeros(d_model)]
+        return cls(*kernels, *biases, position=position)
+
+    @classmethod
+    def from_keras(cls, layer) -> GroupedQueryAttention:
+        """Copy the weights of a built ``keras.layers.GroupQueryAttention``, or of a
+        ``helpers.keras_decoder_only.PositionalSelfAttention`` (with its ``position``).
+
+        Raises
+        ------
+        ValueError
+            If the layer has no weights yet or they are not named query/key/value/output.
+        """
+        return cls(**keras_attention_weights(layer), position=getattr(layer, "position", "none"))
+
+    @property
+    def d_model(self) -> int:
+        return self.query_kernel.shape[0]
+
+    @property
+    def num_query_heads(self) -> int:
+        return self.query_kernel.shape[1]
+
+    @property
+    def head_dim(self) -> int:
+        return self.query_kernel.shape[2]
+
+    def keys_values(self, x) -> tuple[np.ndarray, np.ndarray]:
+        """The keys and values of ``x`` (batch, n, d_model): two (batch, num_kv_heads, n,
+        head_dim) arrays, what a :class:`KVCache` stores."""
+        return self._project(x, "key"), self._project(x, "value")
+
+    def __call__(self, x, mask=None, *, cache: KVCache | None = None, layer: int = 0):
+        """Self-attention of ``x``, attending also to the cached keys and values.
+
+        Parameters
+        ----------
+        x : numpy.ndarray, shape (batch, n, d_model)
+            The new positions (all positions when there is no cache).
+        mask : numpy.ndarray of bool, shape (n, n_k), optional
+            Which keys each new position sees (:func:`helpers.attention.visible_keys`);
+            ``n_k`` counts the cached positions and the new ones. ``None``: all of them.
+        cache : KVCache, optional
+            Stores this call's keys and values and hands back the earlier ones.
+        layer : int, default 0
+            Which layer's entries of ``cache`` to use.
+
+        Returns
+        -------
+        output : numpy.ndarray, shape (batch, n, d_model)
+        weights : numpy.ndarray, shape (batch, num_query_heads, n, n_k)
+        """
+        keys, values = self.keys_values(x)
+        if cache is not None:
+            keys, values = cache.update(layer, keys, values)
+        query = self._project(x, "query")
+        heads_out, weights = grouped_query_attention(query, keys, values, mask)
+        return self._output(heads_out), weights
+
+    def attend(self, x, positions, mask=None, *, cache: KVCache | None = None, layer: int = 0):
+        """:meth:`__call__` for rows of ``x`` at ``positions``, with RoPE or ALiBi.
+
+        ``position="rope"``: queries and keys are rotated by their positions before the
+        keys are cached, so the cache holds rotated keys; the attributes
+        ``rope_frequencies`` (``None``: base 10000) and ``rope_pairing`` (``"adjacent"`` or
+        ``"halves"``, as in :func:`helpers.positions.rotary_position_embedding`) say how.
+        ``"alibi"``: the bias ``-m_h (i - j)`` of query position ``i`` and key position
+        ``j`` (the cache's
+        :meth:`KVCache.positions`) is added to the scaled scores before the mask.
+        ``"none"``: exactly :meth:`__call__`.
+
+        Parameters
+        ----------
+        x : numpy.ndarray, shape (batch, n, d_model)
+        positions : array_like of int, shape (n,)
+            The positions of the rows of ``x`` (after the cached ones, with a cache).
+        mask, cache, layer
+            As in :meth:`__call__`.
+
+        Returns
+        -------
+        output : numpy.ndarray, shape (batch, n, d_model)
+        weights : numpy.ndarray, shape (batch, num_query_heads, n, n_k)
+        """
+        if self.position == "none":
+            return self(x, mask, cache=cache, layer=layer)
+        positions = _checks.int_array(positions, "positions", ndim=1, low=0)
+        key_positions = positions if cache is None else cache.positions(new=len(positions))
+        query = self._project(x, "query")
+        keys, values = self.keys_values(x)
+        if self.position == "rope":
+            rope = {"frequencies": self.rope_frequencies, "pairing": self.rope_pairing}
+            query = rotary_position_embedding(query, positions, **rope)
+            keys = rotary_position_embedding(keys, positions, **rope)
+        if cache is not None:
+            keys, values = cache.update(layer, keys, values)
+        bias = None
+        if self.position == "alibi":
+            bias = _alibi(alibi_slopes(self.num_query_heads), positions, key_positions)
+        heads_out, weights = grouped_query_attention(query, keys, values, mask, bias=bias)
+        return self._output(heads_out), weights
+
+
+class KVCache:
+    """The keys and values of the positions generated so far, for every layer.
+
+    A new position's query must be compared with the keys of all earlier positions and mix
+    their values; those do not change once computed (causal attention), so they are kept
+    here instead of recomputed. Layer ``l`` holds ``keys(l)`` and ``values(l)``, each of
+    shape (batch, num_kv_heads, stored, head_dim).
+
+    Parameters
+    ----------
+    num_layers : int
+        Number of layers of the model, at least 1.
+    max_entries : int, optional
+        ``None`` (default): keep every position (``stored`` = positions seen). An integer
+        ``w``: a ring buffer of ``w`` slots per layer; position ``p`` is written to slot
+        ``p % w``, overwriting position ``p - w``. Enough for a model whose attention window
+        is at most ``w``.
+
+    Attributes
+    ----------
+    length : int
+        Positions seen so far (0 for a new cache).
+
+    Raises
+    ------
+    TypeError
+        If ``num_layers`` or ``max_entries`` is not an integer.
+    ValueError
+        If either is below 1.
+
+    Notes
+    -----
+    Caching keys and values in incremental decoding: Pope et al. (2022), "Efficiently
+    Scaling Transformer Inference", section 2. The ring buffer of a sliding-window model:
+    Jiang et al. (2023), "Mistral 7B", section 2 ("rolling buffer cache"). Taught in
+    chapters 9 and 10.
+
+    Examples
+    --------
+    >>> cache = KVCache(num_layers=1, max_entries=3)
+    >>> for p in range(5):
+    ...     entry = np.full((1, 1, 1, 2), float(p))   # (batch, num_kv_heads, n, head_dim)
+    ...     _ = cache.update(0, entry, entry)
+    >>> cache.keys(0)[0, 0, :, 0], cache.positions()  # the last three, oldest first
+    (array([2., 3., 4.]), array([2, 3, 4]))
+    """
+
+    def __init__(self, num_layers: int, *, max_entries: int | None = None):
+        self.num_layers = _checks.positive_int(num_layers, "num_layers")
+        self.max_entries = (None if max_entries is None
+                            else _checks.positive_int(max_entries, "max_entries"))
+        self._keys: list = [None] * self.num_layers
+        self._values: list = [None] * self.num_layers
+        self._seen = [0] * self.num_layers
+
+    @property
+    def length(self) -> int:
+        return self._seen[-1]
+
+    def _layer(self, layer) -> int:
+        return _checks.integer(layer, "layer", low=0, high=self.num_layers - 1)
+
+    def _stored(self, layer: int) -> int:
+        return min(self._seen[layer], self.max_entries or self._seen[layer])
+
+    def _order(self, layer: int) -> np.ndarray:
+        """Slots of the stored positions, oldest first."""
+        stored, seen = self._stored(layer), self._seen[layer]
+        if self.max_entries is None:
+            return np.arange(stored)
+        return np.arange(seen - stored, seen) % self.max_entries
+
+    def keys(self, layer: int) -> np.ndarray:
+        """Stored keys of ``layer``, oldest first: (batch, num_kv_heads, stored, head_dim)."""
+        layer = self._layer(layer)
+        if self._keys[layer] is None:
+            raise ValueError(f"layer {layer} of the cache is empty")
+        return self._keys[layer][..., self._order(layer), :]
+
+    def values(self, layer: int) -> np.ndarray:
+        """Stored values of ``layer``, oldest first: (batch, num_kv_heads, stored,
+        value_dim)."""
+        layer = self._layer(layer)
+        if self._values[layer] is None:
+            raise ValueError(f"layer {layer} of the cache is empty")
+        return self._values[layer][..., self._order(layer), :]
+
+    def positions(self, new: int = 0) -> np.ndarray:
+        """Positions of the stored entries (oldest first), followed by ``new`` positions
+        still to come: the key positions a call with ``new`` tokens attends to."""
+        seen = self.length
+        stored = min(seen, self.max_entries or seen)
+        return np.arange(seen - stored, seen + _checks.integer(new, "new", low=0))
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held by all layers' key and value arrays."""
+        return int(sum(a.nbytes for a in (*self._keys, *self._values) if a is not None))
+
+    def update(self, layer: int, keys, values) -> tuple[np.ndarray, np.ndarray]:
+        """Add the new positions' keys and values to ``layer``; return all that they see.
+
+        Parameters
+        ----------
+        layer : int
+        keys : numpy.ndarray, shape (batch, num_kv_heads, n, head_dim)
+        values : numpy.ndarray, shape (batch, num_kv_heads, n, value_dim)
+            The entries of the ``n`` new positions.
+
+        Returns
+        -------
+        keys, values : numpy.ndarray, shapes (batch, num_kv_heads, stored + n, ...)
+            The entries stored before this call (oldest first) followed by the new ones:
+            the keys and values the new positions attend to, at :meth:`positions`.
+
+        Raises
+        ------
+        ValueError
+            If the arrays do not have 4 axes, disagree with each other or with what the
+            layer stored before.
+        """
+        layer = self._layer(layer)
+        keys = _checks.float_array(keys, "keys", ndim=4,
+                                   axes="(batch, num_kv_heads, n, head_dim)")
+        values = _checks.float_array(values, "values", ndim=4,
+                                     axes="(batch, num_kv_heads, n, value_dim)")
+        if keys.shape[:3] != values.shape[:3]:
+            raise ValueError(f"keys {keys.shape} and values {values.shape} must agree on "
+                             "(batch, num_kv_heads, n)")
+        if self._keys[layer] is not None:
+            keys = np.concatenate([self.keys(layer), keys], axis=-2)
+            values = np.concatenate([self.values(layer), values], axis=-2)
+        self._store(layer, keys, values)
+        return keys, values
+
+    def _store(self, layer: int, keys: np.ndarray, values: np.ndarray) -> None:
+        """Keep ``keys``/``values`` (every stored position plus the new ones) for ``layer``."""
+        new = keys.shape[-2] - self._stored(layer)
+        self._seen[layer] += new
+        if self.max_entries is None:
+            self._keys[layer], self._values[layer] = keys, values
+            return
+        slots = np.arange(self._seen[layer] - keys.shape[-2], self._seen[layer])
+        keep = slots >= self._seen[layer] - self.max_entries    # 마지막 max_entries개만
+        for store, arr in ((self._keys, keys), (self._values, values)):
+            if store[layer] is None:
+                store[layer] = np.zeros((*arr.shape[:2], self.max_entries, arr.shape[3]),
+                                        arr.dtype)
+            store[layer][..., slots[keep] % self.max_entries, :] = arr[..., keep, :]
