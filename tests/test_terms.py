@@ -39,8 +39,9 @@ def course_texts():
     for path in sorted((ROOT / "chapters").glob("*.ipynb")):
         cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
         yield path.name, "\n".join("".join(c["source"]) for c in cells)
-    for path in sorted((ROOT / "helpers").glob("*.py")):
-        yield f"helpers/{path.name}", path.read_text(encoding="utf-8")
+    for path in sorted((ROOT / "helpers").glob("**/*.py")):
+        if "tests" not in path.relative_to(ROOT / "helpers").parts:   # the package's modules
+            yield path.relative_to(ROOT).as_posix(), path.read_text(encoding="utf-8")
 
 
 def glossary_block() -> str:
@@ -72,6 +73,7 @@ def test_the_terms_table_is_read():
 def test_the_scan_sees_the_chapters():
     names = [name for name, _ in course_texts()]
     assert "glossary.md" in names and any(n.endswith(".ipynb") for n in names)
+    assert "helpers/attention/functions.py" in names   # the helpers' subpackages too
 
 
 def at_word_start(form: str) -> re.Pattern:
