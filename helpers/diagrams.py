@@ -35,12 +35,13 @@ from matplotlib.patches import Arc, Circle, FancyArrowPatch, FancyBboxPatch
 from matplotlib.text import Text
 
 from . import plotting  # registers the bundled Korean font
-from ._checks import instance, integer, key_dim, one_of, real, strings
+from ._checks import boolean, instance, integer, key_dim, one_of, real, strings
 
 __all__ = ["multi_head", "encoder_decoder", "transformer_layers", "kv_cache",
            "grouped_query", "decoder_only", "llama_stack", "ring_buffer", "window_cone",
            "rope_rotation", "latent_attention", "linear_attention_forms", "hybrid_stack",
-           "lstm_classifiers", "bottleneck", "flash_tiling", "to_svg", "show", "labels"]
+           "lstm_classifiers", "bottleneck", "flash_tiling", "delta_rule_write", "ut_chunk",
+           "to_svg", "show", "labels"]
 
 PNG_DPI = 150  # the course's figures (helpers.notebook.setup)
 WIDTH = 7.0  # inches: the site's column is 672 CSS pixels = 7 inches of 96 pixels
@@ -1228,6 +1229,133 @@ def hybrid_stack(num_blocks: int = 2, ratio: int = 3) -> Figure:
                f"레이어 {ratio}개는 고정 크기의 상태, 1개는 길이에 비례하는 KV 캐시", ha="left",
                size=8.5)
         _note(ax, 0.15, 0.2, "레이어 아래: 토큰을 생성할 때 들고 있는 것", ha="left")
+    return fig
+
+
+def delta_rule_write(gated: bool = False) -> Figure:
+    """The delta rule's write for one token: read what the state holds for the key, take the
+    error from the new value, write the error back under the key.
+
+    From the left: the state ``S_{t-1}`` (``alpha_t S_{t-1}`` if ``gated``), (1) the read
+    ``r_t = S k_t``, (2) the error ``e_t = v_t - r_t``, (3) the write ``S + beta_t e_t
+    k_t^T``, and the new state ``S_t``; the key, value and step enter from below. The states
+    are drawn in the colour of keys and values, the read, error and write in the colour of
+    what is computed anew.
+
+    Parameters
+    ----------
+    gated : bool, default False
+        Draw Gated DeltaNet's write, which decays the state before it reads.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        7 × 2.2 inches, the three steps from left to right.
+
+    Raises
+    ------
+    TypeError
+        If ``gated`` is not True or False.
+
+    Notes
+    -----
+    Schlag et al. (2021), equation (23); Yang, Kautz and Hatamizadeh (2025), equation (10);
+    chapter 13.
+
+    Examples
+    --------
+    >>> "② 오차" in labels(delta_rule_write())
+    True
+    """
+    gated = boolean(gated, "gated")
+    height, y, h = 2.2, 0.95, 0.72
+    with _style():
+        fig, ax = _canvas(WIDTH, height, "delta_rule_write")
+        _titled_box(ax, 0.1, y, 0.85, h, "감쇠한 상태" if gated else "상태",
+                    r"$\alpha_t S_{t-1}$" if gated else "$S_{t-1}$", color=KEY_VALUE,
+                    at=(0.5, 0.2), sizes=(8, 9))
+        steps = ((1.3, "① 읽기", r"$r_t = S\,k_t$"), (3.1, "② 오차", r"$e_t = v_t - r_t$"),
+                 (4.9, "③ 쓰기", r"$S + \beta_t\, e_t\, k_t^\top$"))
+        for x, title, symbol in steps:
+            _titled_box(ax, x, y, 1.45, h, title, symbol, color=QUERY, at=(0.5, 0.2),
+                        sizes=(8.5, 9))
+        _titled_box(ax, 6.5, y, 0.45, h, "새 상태", "$S_t$", color=KEY_VALUE,
+                    at=(0.5, 0.2), sizes=(7.5, 9))
+        for start, end in ((0.95, 1.3), (2.75, 3.1), (4.55, 4.9), (6.35, 6.5)):
+            _arrow(ax, (start, y + h / 2), (end, y + h / 2))
+        above = y + h + 0.25  # the state goes on, unchanged by the read, to the write
+        _line(ax, [0.525, 0.525, 5.625], [y + h, above, above], color=FAINT)
+        _arrow(ax, (5.625, above), (5.625, y + h), color=FAINT)
+        _note(ax, 3.05, above + 0.14, "읽기는 상태를 바꾸지 않는다: 쓰기는 같은 상태에 더한다")
+        for x, text in ((2.025, "$k_t$"), (3.825, "$v_t$"), (5.625, r"$\beta_t,\ k_t$")):
+            _arrow(ax, (x, y - 0.33), (x, y))
+            _label(ax, x, y - 0.45, text, size=8.5)
+        _note(ax, 3.5, 0.15, "세기가 1이면 쓴 뒤의 상태는 키 k로 새 값 v를 정확히 돌려준다: "
+                             "옛 값이 새 값으로 바뀐다")
+    return fig
+
+
+def ut_chunk(chunk_size: int = 4) -> Figure:
+    """One chunk of the delta rule in the UT form: the system, its inverse by forward
+    substitution, and the writes it gives.
+
+    Left: the strictly lower-triangular ``A`` (``A_ij = beta_i e^{G_i - G_j} k_i^T k_j``
+    for ``j < i``); middle: ``T = (I + A)^{-1}``, found row by row from the rows above
+    (forward substitution), lower triangular with ones on the diagonal; right: the writes
+    ``U = T diag(beta) V - W S_0^T``, whose second term ``W = T diag(beta Gamma) K`` is the
+    part the incoming state changes; ``U`` goes on as the values of linear attention's chunk.
+
+    Parameters
+    ----------
+    chunk_size : int, default 4
+        Tokens in the chunk, 3 to 6.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        7 × 2.9 inches.
+
+    Raises
+    ------
+    TypeError
+        If ``chunk_size`` is not an integer.
+    ValueError
+        If ``chunk_size`` is not in 3..6.
+
+    Notes
+    -----
+    Yang et al. (2024), "Parallelizing Linear Transformers with the Delta Rule", section 3.2;
+    Kimi Team (2025), "Kimi Linear", equations (6)-(7); chapter 13.
+
+    Examples
+    --------
+    >>> "전진 대입" in labels(ut_chunk(3))
+    True
+    """
+    c = integer(chunk_size, "chunk_size", low=3, high=6)
+    height, size, top = 2.9, 1.2 / c, 2.3
+    middle = top - c * size / 2
+    with _style():
+        fig, ax = _canvas(WIDTH, height, "ut_chunk")
+        for x, title in ((0.8, "A: 대각 아래만"), (2.85, "T: (I + A)의 역행렬")):
+            _label(ax, x, 2.7, title, size=8.5)
+        _grid(ax, 0.2, top, c, size, lambda i, j: KEY_VALUE if j < i else None)
+        _label(ax, 0.8, top - c * size - 0.2, r"$A_{ij} = \beta_i\, e^{G_i - G_j}\, k_i^\top k_j$",
+               size=8)
+        _arrow(ax, (1.5, middle), (2.15, middle))
+        _label(ax, 1.825, middle + 0.13, "전진 대입", size=7.5)
+        _grid(ax, 2.25, top, c, size, lambda i, j: QUERY if j < i else (PLAIN if i == j else None))
+        _label(ax, 2.85, top - c * size - 0.2, r"$T_i = e_i - \sum_{j<i} A_{ij}\, T_j$", size=8)
+        boxes = ((1.9, r"$U = T\;\mathrm{diag}(\beta)\,V - W S_0^\top$", "실제 쓰기"),
+                 (0.95, r"$W = T\;\mathrm{diag}(\beta\,\Gamma)\,K$", "받은 상태가 바꾸는 몫"))
+        for y, formula, note in boxes:
+            _box(ax, 3.95, y, 1.85, 0.42, color=QUERY)
+            _label(ax, 4.875, y + 0.21, formula, size=8)
+            _note(ax, 5.88, y + 0.21, note, ha="left")
+            _arrow(ax, (3.5, middle), (3.95, y + 0.21))
+        _arrow(ax, (4.875, 1.37), (4.875, 1.9))
+        _note(ax, 3.5, 0.3, "U가 정해지면 나머지(출력, 다음 청크로 넘길 상태)는 선형 어텐션의 "
+                            "청크에서 v를 U로 바꾼 것이다")
     return fig
 
 

@@ -43,6 +43,10 @@ DIAGRAMS = {
                                {"행렬 형태", "순환 형태", "청크 형태", "대각 블록: 행렬 곱",
                                 "아래 블록: 상태로 전달", "감쇠 비율을 담은 인과 마스크"}),
     "hybrid_stack": (diagrams.hybrid_stack, {"어텐션", "KV 캐시", "상태", "Gated", "DeltaNet"}),
+    "delta_rule_write": (diagrams.delta_rule_write, {"① 읽기", "② 오차", "③ 쓰기", "상태",
+                                                     "새 상태"}),
+    "ut_chunk": (diagrams.ut_chunk, {"A: 대각 아래만", "T: (I + A)의 역행렬", "전진 대입",
+                                     "실제 쓰기", "받은 상태가 바꾸는 몫"}),
     "lstm_classifiers": (diagrams.lstm_classifiers,
                          {"LSTM", "LSTM + 가산 어텐션", "LSTM + 멀티 헤드 어텐션", "가산 어텐션",
                           "멀티 헤드 셀프 어텐션", "시간 축 평균", "분류 헤드",
@@ -115,6 +119,22 @@ def test_chunked_form_colours_diagonal_blocks_and_leaves_the_future_empty():
     assert cell[(0, 1)] == matplotlib.colors.to_rgba("white")
     matrix = colours[:49]  # the decay fades with distance from the diagonal
     assert matrix[6 * 7 + 6][0] < matrix[6 * 7 + 3][0] < matrix[6 * 7 + 0][0]
+
+
+def test_delta_rule_write_decays_first_only_when_gated():
+    plain, gated = (diagrams.labels(diagrams.delta_rule_write(g)) for g in (False, True))
+    assert "상태" in plain and "감쇠한 상태" not in plain
+    assert "감쇠한 상태" in gated and r"$\alpha_t S_{t-1}$" in gated
+
+
+def test_ut_chunk_draws_a_strictly_lower_a_and_a_unit_lower_t():
+    fig = diagrams.ut_chunk(5)
+    colours = [p.get_facecolor() for p in fig.axes[0].patches if p.get_linewidth() == 0.4]
+    a, t = colours[:25], colours[25:50]
+    white = matplotlib.colors.to_rgba("white")
+    assert [a[i * 5 + i] for i in range(5)] == [white] * 5 and a[1 * 5 + 0] != white
+    assert t[2 * 5 + 2] == matplotlib.colors.to_rgba(diagrams.PLAIN) and t[0 * 5 + 3] == white
+    assert t[4 * 5 + 0] == matplotlib.colors.to_rgba(diagrams.QUERY)
 
 
 def test_hybrid_stack_follows_the_ratio():
@@ -192,6 +212,8 @@ def test_kv_cache_marks_only_the_new_position_as_computed():
     (lambda: diagrams.linear_attention_forms(6, 6), ValueError,
      r"chunk_size must be an integer in \[2, 5\]"),
     (lambda: diagrams.hybrid_stack(ratio=0), ValueError, r"ratio must be an integer in"),
+    (lambda: diagrams.delta_rule_write(1), TypeError, "gated must be True or False"),
+    (lambda: diagrams.ut_chunk(7), ValueError, r"chunk_size must be an integer in \[3, 6\]"),
     (lambda: diagrams.grouped_query(8, [3], ["그룹"]), ValueError, "kv_heads must divide"),
     (lambda: diagrams.grouped_query(8, [8, 1], ["멀티 헤드"]), ValueError, "one entry per"),
     (lambda: diagrams.latent_attention(3), TypeError, "cache_label"),
