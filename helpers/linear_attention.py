@@ -1,4 +1,4 @@
-"""Linear attention, the delta rule and Gated DeltaNet in NumPy, each in equal forms.
+"""Linear attention, the delta rule, Gated DeltaNet and KDA in NumPy, each in equal forms.
 
 Causal linear attention keeps one matrix, the state ``S`` of shape (d_v, d_k) per head,
 instead of the keys and values of every past token:
@@ -12,21 +12,28 @@ instead of the keys and values of every past token:
 The delta rule (DeltaNet) and Gated DeltaNet change the write: the state first reads what it
 holds for ``k_t`` and replaces it,
 ``S_t = alpha_t S_{t-1} (I - beta_t k_t k_t^T) + beta_t v_t k_t^T``. Its chunked form solves
-a small triangular system per chunk (the UT / WY representation of the products of
-``I - beta k k^T``).
+a small unit lower-triangular system per chunk by forward substitution (the UT transform, which
+gives the WY representation of the products of ``I - beta k k^T``). Kimi Delta Attention (KDA)
+gives the gate one value per key channel, ``S_t = S_{t-1} Diag(alpha_t) (I - beta_t k_t k_t^T)
++ beta_t v_t k_t^T``, in the same two forms.
 
 Shapes follow the rest of the course: ``(batch, heads, n, d)`` for queries, keys and values;
 ``(batch, heads, n)`` for the per-token scalars ``beta`` and ``log_decay`` (``g_t = log
-alpha_t <= 0``, as the released Gated DeltaNet code passes it); ``(batch, heads, d_v, d_k)``
-for the state. Every function returns the output and the final state, and takes an optional
-initial state, so a long sequence can be processed in pieces.
+alpha_t <= 0``, as the released Gated DeltaNet code passes it; KDA's ``log_decay`` is
+``(batch, heads, n, d_k)``); ``(batch, heads, d_v, d_k)`` for the state. Every function
+returns the output and the final state, and takes an optional initial state, so a long
+sequence can be processed in pieces.
 
 The rules do not normalise queries and keys and do not scale by ``1/sqrt(d_k)``; the model
-around them does (Gated DeltaNet L2-normalises ``q`` and ``k``). Taught in chapter 13. Imports
-only NumPy.
+around them does (Gated DeltaNet L2-normalises ``q`` and ``k``). Also here: what one generated
+token costs (:func:`decode_flops`, :func:`decode_bytes`) and the memory of two published hybrid
+models (:class:`HybridConfig`, :data:`PUBLISHED`, :func:`hybrid_memory`). Taught in chapter 13.
+Imports only NumPy.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -35,9 +42,9 @@ from ._checks import float_array, generator, integer, one_of, positive_int, same
 __all__ = ["feature_map", "l2_normalize", "linear_attention_parallel",
            "linear_attention_recurrent", "linear_attention_chunked",
            "delta_rule_recurrent", "delta_rule_chunked", "delta_rule_parallel",
-           "TokenMixer", "retrieval_error", "decode_flops", "decode_bytes"]
+           "kda_recurrent", "kda_chunked", "TokenMixer", "retrieval_error", "decode_flops",
+           "decode_bytes", "HybridConfig", "PUBLISHED", "hybrid_memory"]
 
-MISTAKES = (None, "causal_mask", "decay_on_keys")
 RULES = ("linear", "delta", "gated_delta")
 MIXER_WEIGHTS = {"linear": ("query", "key", "value", "output"),
                  "delta": ("query", "key", "value", "beta", "output"),
@@ -241,15 +248,18 @@ def _chunks(n: int, chunk_size) -> list[slice]:
     return [slice(i, min(i + chunk_size, n)) for i in range(0, n, chunk_size)]
 
 
-def _intra_mask(g: np.ndarray, mistake) -> np.ndarray:
-    """The mask inside a chunk: decay ratios, or (the mistake) a plain causal mask."""
-    if mistake == "causal_mask":
-        return np.tril(np.ones((g.shape[-1],) * 2))
-    return _decay_mask(g)
+def _by_chunks(step, arrays, state, chunk_size):
+    """Run ``step(*pieces, state) -> (output, state)`` on each chunk of the arrays (cut along
+    the tokens, axis 2), passing the state on; the outputs joined, and the last state."""
+    outputs = []
+    for part in _chunks(arrays[0].shape[2], chunk_size):
+        out, state = step(*(x[:, :, part] for x in arrays), state)
+        outputs.append(out)
+    return np.concatenate(outputs, axis=2), state
 
 
 def linear_attention_chunked(query, key, value, *, log_decay=None, initial_state=None,
-                             chunk_size: int = 16, mistake=None):
+                             chunk_size: int = 16):
     """Causal linear attention by chunks: parallel inside a chunk, recurrent between chunks.
 
     Parameters
@@ -258,10 +268,6 @@ def linear_attention_chunked(query, key, value, *, log_decay=None, initial_state
         As in :func:`linear_attention_parallel`.
     chunk_size : int, default 16
         Tokens per chunk, at least 1; the last chunk may be shorter.
-    mistake : {None, "causal_mask"}, default None
-        ``"causal_mask"`` reproduces a known implementation error (a plain causal mask inside
-        the chunk, without the decay ratios), to show that the equality of the forms catches
-        it. Leave it ``None``.
 
     Returns
     -------
@@ -271,8 +277,7 @@ def linear_attention_chunked(query, key, value, *, log_decay=None, initial_state
     Raises
     ------
     ValueError
-        As :func:`linear_attention_parallel`; also if ``chunk_size < 1`` or ``mistake`` is not
-        one of the listed values.
+        As :func:`linear_attention_parallel`; also if ``chunk_size < 1``.
 
     Notes
     -----
@@ -287,23 +292,24 @@ def linear_attention_chunked(query, key, value, *, log_decay=None, initial_state
     """
     q, k, v, g, _, state = _inputs(query, key, value, log_decay=log_decay,
                                    initial_state=initial_state)
-    one_of(mistake, "mistake", MISTAKES[:2])
-    outputs = []
-    for part in _chunks(q.shape[2], chunk_size):
-        out, state = _linear_chunk(q[:, :, part], k[:, :, part], v[:, :, part],
-                                   g[:, :, part], state, mistake)
-        outputs.append(out)
-    return np.concatenate(outputs, axis=2), state
+    return _by_chunks(_linear_chunk, (q, k, v, g), state, chunk_size)
 
 
-def _linear_chunk(q, k, v, g, state, mistake):
-    """One chunk: read the incoming state, attend inside the chunk, pass the state on."""
+def _linear_chunk(q, k, v, g, state):
+    """One chunk of linear attention: the writes are the values themselves."""
+    return _read_and_pass_on(q, k, g, _decay_mask(g), v, state)
+
+
+def _read_and_pass_on(q, k, g, mask, writes, state):
+    """One chunk: read the incoming state, attend inside the chunk through ``mask``, pass the
+    state on with ``writes`` (one row per token) written under the keys."""
     cum = np.cumsum(g, axis=-1)
     gamma = np.exp(cum)  # decay from the chunk's start to each token
     inter = gamma[..., None] * (q @ np.swapaxes(state, -1, -2))
-    intra = (q @ np.swapaxes(k, -1, -2) * _intra_mask(g, mistake)) @ v
+    intra = (q @ np.swapaxes(k, -1, -2) * mask) @ writes
     keep = np.exp(cum[..., -1:] - cum)  # exp(G_C - G_j)
-    state = gamma[..., -1, None, None] * state + np.swapaxes(v * keep[..., None], -1, -2) @ k
+    state = gamma[..., -1, None, None] * state \
+        + np.swapaxes(writes * keep[..., None], -1, -2) @ k
     return inter + intra, state
 
 
@@ -372,38 +378,43 @@ def delta_rule_recurrent(query, key, value, beta, *, log_decay=None, initial_sta
     return np.concatenate(outputs, axis=-1).swapaxes(-1, -2), state
 
 
-def _ut_transform(k, b, mask):
-    """``T = (I + A)^{-1}`` with ``A_ij = beta_i (k_i . k_j) mask_ij`` for ``j < i``."""
-    size = k.shape[-2]
-    strict = np.tril(np.ones((size, size)), -1)
-    a = b[..., :, None] * (k @ np.swapaxes(k, -1, -2)) * mask * strict
-    return np.linalg.solve(np.eye(size) + a, np.broadcast_to(np.eye(size), a.shape))
+def _ut_transform(a):
+    """``T = (I + A)^{-1}`` for a strictly lower-triangular ``A`` (..., C, C), by forward
+    substitution: row i of ``(I + A) T = I`` reads ``T_i = e_i - sum_{j<i} A_ij T_j``, so each
+    row follows from the rows above it."""
+    size = a.shape[-1]
+    t = np.broadcast_to(np.eye(size), a.shape).copy()
+    for i in range(1, size):
+        t[..., i, :] -= (a[..., i, None, :i] @ t[..., :i, :])[..., 0, :]
+    return t
 
 
-def _delta_chunk(q, k, v, b, g, state, mistake):
-    """One chunk of the gated delta rule in the UT (WY) form; returns output and state."""
-    cum = np.cumsum(g, axis=-1)
-    gamma = np.exp(cum)
-    mask = _intra_mask(g, mistake)
-    t = _ut_transform(k, b, mask)
-    u = t @ (b[..., None] * v)  # the writes if the incoming state were 0
-    decayed = k if mistake == "decay_on_keys" else gamma[..., None] * k
-    w = t @ (b[..., None] * decayed)  # how the incoming state changes them
-    new = u - w @ np.swapaxes(state, -1, -2)  # the true writes beta_j (v_j - read_j)
-    inter = gamma[..., None] * (q @ np.swapaxes(state, -1, -2))
-    output = inter + (q @ np.swapaxes(k, -1, -2) * mask) @ new
-    keep = np.exp(cum[..., -1:] - cum)
-    state = gamma[..., -1, None, None] * state + np.swapaxes(new * keep[..., None], -1, -2) @ k
-    return output, state
+def _corrected_writes(k, v, b, mask, decayed_keys, state):
+    """The writes ``U = T (beta V) - W S_0^T``, ``W = T (beta Gamma K)``, of one chunk, with
+    ``T`` the UT transform of ``A_ij = beta_i (k_i . k_j) mask_ij`` (j < i);
+    ``decayed_keys`` is Gamma K."""
+    strict = np.tril(np.ones(mask.shape[-2:]), -1)
+    t = _ut_transform(b[..., :, None] * (k @ np.swapaxes(k, -1, -2)) * mask * strict)
+    u0 = t @ (b[..., None] * v)  # the writes if the incoming state were 0
+    w = t @ (b[..., None] * decayed_keys)  # how the incoming state changes them
+    return u0 - w @ np.swapaxes(state, -1, -2)  # the true writes beta_j (v_j - read_j)
+
+
+def _delta_chunk(q, k, v, b, g, state):
+    """One chunk of the gated delta rule: linear attention's chunk with corrected writes."""
+    gamma, mask = np.exp(np.cumsum(g, axis=-1)), _decay_mask(g)
+    writes = _corrected_writes(k, v, b, mask, gamma[..., None] * k, state)
+    return _read_and_pass_on(q, k, g, mask, writes, state)
 
 
 def delta_rule_chunked(query, key, value, beta, *, log_decay=None, initial_state=None,
-                       chunk_size: int = 16, mistake=None):
+                       chunk_size: int = 16):
     """The (gated) delta rule by chunks, through the UT (WY) representation.
 
-    Inside a chunk the writes ``u'_j = beta_j (v_j - alpha_j S_{j-1} k_j)`` depend on each
-    other through a unit lower-triangular system, ``(I + A) U' = beta V - (beta Gamma K)
-    S_0^T``; solving it once (``T = (I + A)^{-1}``) turns the chunk into matrix products.
+    Inside a chunk the writes ``u_j = beta_j (v_j - alpha_j S_{j-1} k_j)`` depend on each
+    other through a unit lower-triangular system, ``(I + A) U = beta V - (beta Gamma K)
+    S_0^T``; solving it once (``T = (I + A)^{-1}``, by forward substitution) turns the chunk
+    into matrix products.
 
     Parameters
     ----------
@@ -411,10 +422,6 @@ def delta_rule_chunked(query, key, value, beta, *, log_decay=None, initial_state
         As in :func:`delta_rule_recurrent` (order ``"decay_first"``).
     chunk_size : int, default 16
         Tokens per chunk, at least 1; the last chunk may be shorter.
-    mistake : {None, "causal_mask", "decay_on_keys"}, default None
-        Reproduce one of two known implementation errors, to show that the equality of the
-        forms catches it: a plain causal mask inside the chunk instead of the decay ratios,
-        or the keys of ``W`` left without their cumulative decay. Leave it ``None``.
 
     Returns
     -------
@@ -424,15 +431,15 @@ def delta_rule_chunked(query, key, value, beta, *, log_decay=None, initial_state
     Raises
     ------
     ValueError
-        As :func:`delta_rule_recurrent`; also for ``chunk_size < 1`` or an unknown
-        ``mistake``.
+        As :func:`delta_rule_recurrent`; also for ``chunk_size < 1``.
 
     Notes
     -----
     Yang et al. (2024), "Parallelizing Linear Transformers with the Delta Rule", section 3.2
     (WY representation, UT transform); Yang, Kautz and Hatamizadeh (2025), section 3.3
     (the gated version). The same computation as ``naive_chunk_gated_delta_rule`` of
-    flash-linear-attention, written with the state as (d_v, d_k). Taught in chapter 13.
+    flash-linear-attention, which also inverts ``I + A`` row by row, written with the state
+    as (d_v, d_k). Taught in chapter 13.
 
     Examples
     --------
@@ -442,13 +449,7 @@ def delta_rule_chunked(query, key, value, beta, *, log_decay=None, initial_state
     """
     q, k, v, g, b, state = _inputs(query, key, value, log_decay=log_decay, beta=beta,
                                    initial_state=initial_state)
-    one_of(mistake, "mistake", MISTAKES)
-    outputs = []
-    for part in _chunks(q.shape[2], chunk_size):
-        out, state = _delta_chunk(q[:, :, part], k[:, :, part], v[:, :, part],
-                                  b[:, :, part], g[:, :, part], state, mistake)
-        outputs.append(out)
-    return np.concatenate(outputs, axis=2), state
+    return _by_chunks(_delta_chunk, (q, k, v, b, g), state, chunk_size)
 
 
 def delta_rule_parallel(query, key, value, beta, *, log_decay=None, initial_state=None):
@@ -478,6 +479,141 @@ def delta_rule_parallel(query, key, value, beta, *, log_decay=None, initial_stat
     n = float_array(key, "key", ndim=4, axes="(batch, heads, n, d_k)").shape[2]
     return delta_rule_chunked(query, key, value, beta, log_decay=log_decay,
                               initial_state=initial_state, chunk_size=max(n, 1))
+
+
+# --- Kimi Delta Attention: one gate per key channel -------------------------------------
+
+def _kda_inputs(query, key, value, beta, log_decay, initial_state):
+    """As :func:`_inputs`, with a gate of shape (batch, heads, n, d_k) (required, <= 0)."""
+    q, k, v, _, b, s = _inputs(query, key, value, beta=beta, initial_state=initial_state)
+    g = float_array(log_decay, "log_decay", ndim=4, axes="(batch, heads, n, d_k)")
+    if g.shape != k.shape:
+        raise ValueError(f"log_decay must have the keys' shape (batch, heads, n, d_k) = "
+                         f"{k.shape}: one gate per key channel; got {g.shape}")
+    if np.any(g > 0):
+        raise ValueError(f"log_decay must be <= 0 everywhere (alpha = exp(log_decay) in (0, 1]); "
+                         f"got a maximum of {float(g.max())!r}")
+    return q, k, v, g, b, s
+
+
+def kda_recurrent(query, key, value, beta, log_decay, *, initial_state=None):
+    """Kimi Delta Attention, one token at a time: Gated DeltaNet with a gate per key channel.
+
+    ``S_t = S_{t-1} Diag(alpha_t) (I - beta_t k_t k_t^T) + beta_t v_t k_t^T`` and
+    ``o_t = S_t q_t``: column ``d`` of the state (what it holds under key channel ``d``)
+    decays by its own ``alpha_t[d]``, then the delta rule reads and corrects as in
+    :func:`delta_rule_recurrent`.
+
+    Parameters
+    ----------
+    query, key : array_like, shape (batch, heads, n, d_k), real
+        L2-normalised by the model.
+    value : array_like, shape (batch, heads, n, d_v), real
+    beta : array_like, shape (batch, heads, n), real in [0, 2]
+    log_decay : array_like, shape (batch, heads, n, d_k), real <= 0
+        ``g_t = log alpha_t``, one value per key channel.
+    initial_state : array_like, shape (batch, heads, d_v, d_k), optional
+
+    Returns
+    -------
+    output : numpy.ndarray, shape (batch, heads, n, d_v), float64
+    state : numpy.ndarray, shape (batch, heads, d_v, d_k), float64
+
+    Raises
+    ------
+    ValueError
+        If shapes disagree, ``beta`` leaves [0, 2] or ``log_decay > 0``.
+
+    Notes
+    -----
+    Kimi Team (2025), "Kimi Linear", equation (1), written with the state as (d_v, d_k) (the
+    paper's ``S_t`` is this one transposed). The same steps as ``naive_recurrent_kda`` of
+    flash-linear-attention (``fla/ops/kda/naive.py``): decay, then read and correct; the
+    kernel's ``1/sqrt(d_k)`` on the query is left to the model. With every channel's gate
+    equal it is :func:`delta_rule_recurrent`. Taught in chapter 13.
+
+    Examples
+    --------
+    >>> k = np.array([[[[1.0, 0.0], [0.0, 1.0]]]]); v = np.ones((1, 1, 2, 1))
+    >>> g = np.log([[[[1.0, 1.0], [0.5, 1.0]]]])  # the second token halves channel 0 only
+    >>> kda_recurrent(k, k, v, np.ones((1, 1, 2)), g)[1]
+    array([[[[0.5, 1. ]]]])
+    """
+    q, k, v, g, b, state = _kda_inputs(query, key, value, beta, log_decay, initial_state)
+    outputs = []
+    for t in range(q.shape[2]):
+        state = state * np.exp(g[:, :, t, None, :])  # each column by its own alpha_t[d]
+        read = state @ k[:, :, t, :, None]
+        error = v[:, :, t, :, None] - read
+        state = state + b[:, :, t, None, None] * error * k[:, :, t, None, :]
+        outputs.append(state @ q[:, :, t, :, None])
+    return np.concatenate(outputs, axis=-1).swapaxes(-1, -2), state
+
+
+def _channel_mask(a, b, g):
+    """(..., C, C): ``sum_d a_i[d] b_j[d] exp(G_i[d] - G_j[d])`` for ``j <= i``, else 0, with
+    ``G`` the cumulative gate of each channel: ``a_i^T Diag(e^{G_i - G_j}) b_j``."""
+    cum = np.cumsum(g, axis=-2)
+    diff = cum[..., :, None, :] - cum[..., None, :, :]
+    causal = np.tril(np.ones((g.shape[-2],) * 2, dtype=bool))[..., None]
+    return np.einsum("...id,...jd,...ijd->...ij", a, b, np.exp(np.where(causal, diff, -np.inf)))
+
+
+def _kda_chunk(q, k, v, b, g, state):
+    """One chunk of KDA: the gated delta rule's chunk with every decay taken per channel."""
+    cum = np.cumsum(g, axis=-2)
+    gamma = np.exp(cum)  # (..., C, d_k): each channel's decay from the chunk's start
+    strict = np.tril(np.ones((g.shape[-2],) * 2), -1)
+    t = _ut_transform(b[..., :, None] * _channel_mask(k, k, g) * strict)
+    u0 = t @ (b[..., None] * v)
+    w = t @ (b[..., None] * gamma * k)
+    writes = u0 - w @ np.swapaxes(state, -1, -2)
+    output = (gamma * q) @ np.swapaxes(state, -1, -2) + _channel_mask(q, k, g) @ writes
+    keep = np.exp(cum[..., -1:, :] - cum)  # exp(G_C[d] - G_j[d])
+    state = state * gamma[..., -1, None, :] + np.swapaxes(writes, -1, -2) @ (keep * k)
+    return output, state
+
+
+def kda_chunked(query, key, value, beta, log_decay, *, initial_state=None,
+                chunk_size: int = 16):
+    """Kimi Delta Attention by chunks: the UT transform with a decay per key channel.
+
+    As in :func:`delta_rule_chunked`, with every ``e^{G_i - G_j}`` taken channel by channel:
+    ``A_ij = beta_i k_i^T Diag(e^{G_i - G_j}) k_j``, ``W = T diag(beta) (Gamma * K)``, the
+    incoming state read by ``Gamma_i * q_i`` and passed on as ``S_0 Diag(Gamma_C)``.
+
+    Parameters
+    ----------
+    query, key, value, beta, log_decay, initial_state
+        As in :func:`kda_recurrent`.
+    chunk_size : int, default 16
+        Tokens per chunk, at least 1; ``chunk_size >= n`` is the one-matrix form.
+
+    Returns
+    -------
+    output, state
+        As in :func:`kda_recurrent`, equal to it up to rounding.
+
+    Raises
+    ------
+    ValueError
+        As :func:`kda_recurrent`; also for ``chunk_size < 1``.
+
+    Notes
+    -----
+    Kimi Team (2025), "Kimi Linear", section 3.1, equations (6)-(8), and
+    ``naive_chunk_kda`` of flash-linear-attention, which inverts ``I + A`` by the same
+    forward substitution. Taught in chapter 13.
+
+    Examples
+    --------
+    >>> k = np.array([[[[1.0, 0.0], [0.0, 1.0]]]]); v = np.ones((1, 1, 2, 1))
+    >>> g = np.log([[[[1.0, 1.0], [0.5, 1.0]]]])
+    >>> kda_chunked(k, k, v, np.ones((1, 1, 2)), g, chunk_size=2)[1]
+    array([[[[0.5, 1. ]]]])
+    """
+    q, k, v, g, b, state = _kda_inputs(query, key, value, beta, log_decay, initial_state)
+    return _by_chunks(_kda_chunk, (q, k, v, b, g), state, chunk_size)
 
 
 # --- a token mixer: projections around a rule -------------------------------------------
@@ -662,31 +798,35 @@ def _one_trial(num_pairs, pool, dim, rule, rng, distinct):
 
 # --- cost of generating one token ---------------------------------------------------------
 
-def decode_flops(context: int, *, kind: str, d_k: int, d_v: int) -> int:
+KINDS = ("softmax", "linear", "gated_delta")
+
+
+def decode_flops(cached_tokens: int, *, kind: str, d_k: int, d_v: int) -> int:
     """Floating-point operations of one head for one generated token (multiply-add = 2).
 
     Parameters
     ----------
-    context : int
-        Tokens already in the context (>= 0); softmax attention reads all of them.
+    cached_tokens : int
+        ``m``, the tokens in the KV cache when the new query attends, the new token included
+        (>= 1). Only softmax attention depends on it.
     kind : {"softmax", "linear", "gated_delta"}
-        Softmax attention over a KV cache of ``context + 1`` tokens; the linear-attention
-        state update and read; the gated delta rule's decay, read, correction and output.
+        Softmax attention over the KV cache; the linear-attention state's update and read;
+        the gated delta rule's decay, read, correction and output.
     d_k, d_v : int
         Head sizes of keys and values.
 
     Returns
     -------
     int
-        Softmax: ``2 d_k m + 2 d_v m`` (scores and weighted sum over ``m = context + 1``
-        keys; the softmax's exponentials are not counted). Linear: ``2 d_v d_k`` (write)
+        Softmax: ``2 d_k m + 2 d_v m`` (scores and weighted sum over the ``m`` keys; the
+        softmax's exponentials are not counted). Linear: ``2 d_v d_k`` (write)
         ``+ 2 d_v d_k`` (read). Gated delta: decay ``d_v d_k``, read ``2 d_v d_k``, write
         ``2 d_v d_k``, output ``2 d_v d_k`` (vector operations of size ``d_v`` not counted).
 
     Raises
     ------
     TypeError, ValueError
-        If a size is not a positive integer, ``context < 0`` or ``kind`` is unknown.
+        If a size is not a positive integer or ``kind`` is unknown.
 
     Notes
     -----
@@ -694,29 +834,28 @@ def decode_flops(context: int, *, kind: str, d_k: int, d_v: int) -> int:
 
     Examples
     --------
-    >>> decode_flops(127, kind="softmax", d_k=128, d_v=128)
+    >>> decode_flops(128, kind="softmax", d_k=128, d_v=128)
     65536
     >>> decode_flops(10**6, kind="gated_delta", d_k=128, d_v=128)
     114688
     """
-    context = _context(context)
-    d_k, d_v = positive_int(d_k, "d_k"), positive_int(d_v, "d_v")
-    one_of(kind, "kind", ("softmax", "linear", "gated_delta"))
+    m, d_k, d_v, kind = _cost_inputs(cached_tokens, kind, d_k, d_v)
     if kind == "softmax":
-        return 2 * (d_k + d_v) * (context + 1)
+        return 2 * (d_k + d_v) * m
     return (4 if kind == "linear" else 7) * d_k * d_v
 
 
-def decode_bytes(context: int, *, kind: str, d_k: int, d_v: int, bytes_per_number: int = 2):
-    """Bytes one head keeps in memory to generate the next token (the KV cache or the state).
+def decode_bytes(cached_tokens: int, *, kind: str, d_k: int, d_v: int,
+                 bytes_per_number: int = 2) -> int:
+    """Bytes one head keeps in memory to generate a token: the KV cache, or the state.
 
     Parameters
     ----------
-    context : int
-        Tokens in the context (>= 0).
-    kind : {"softmax", "state"}
-        A KV cache holds ``context`` keys and values, ``(d_k + d_v) * context`` numbers; a
-        state holds ``d_v * d_k`` numbers whatever the context.
+    cached_tokens : int
+        ``m``, as in :func:`decode_flops` (>= 1).
+    kind : {"softmax", "linear", "gated_delta"}
+        Softmax attention keeps ``m`` keys and values, ``(d_k + d_v) m`` numbers; both
+        linear rules keep one state of ``d_v d_k`` numbers whatever ``m``.
     d_k, d_v : int
     bytes_per_number : int, default 2
         2 for bfloat16/float16, 4 for float32.
@@ -728,7 +867,7 @@ def decode_bytes(context: int, *, kind: str, d_k: int, d_v: int, bytes_per_numbe
     Raises
     ------
     TypeError, ValueError
-        As :func:`decode_flops`.
+        As :func:`decode_flops`, and for a ``bytes_per_number`` below 1.
 
     Notes
     -----
@@ -738,16 +877,196 @@ def decode_bytes(context: int, *, kind: str, d_k: int, d_v: int, bytes_per_numbe
     --------
     >>> decode_bytes(32768, kind="softmax", d_k=256, d_v=256)
     33554432
-    >>> decode_bytes(32768, kind="state", d_k=128, d_v=128)
+    >>> decode_bytes(32768, kind="gated_delta", d_k=128, d_v=128)
     32768
     """
-    context = _context(context)
-    d_k, d_v = positive_int(d_k, "d_k"), positive_int(d_v, "d_v")
+    m, d_k, d_v, kind = _cost_inputs(cached_tokens, kind, d_k, d_v)
     size = positive_int(bytes_per_number, "bytes_per_number")
-    one_of(kind, "kind", ("softmax", "state"))
-    numbers = (d_k + d_v) * context if kind == "softmax" else d_v * d_k
+    numbers = (d_k + d_v) * m if kind == "softmax" else d_v * d_k
     return numbers * size
 
 
-def _context(context) -> int:
-    return integer(context, "context", low=0)
+def _cost_inputs(cached_tokens, kind, d_k, d_v):
+    return (positive_int(cached_tokens, "cached_tokens"), positive_int(d_k, "d_k"),
+            positive_int(d_v, "d_v"), one_of(kind, "kind", KINDS))
+
+
+# --- the memory of published hybrid models ---------------------------------------------------
+
+@dataclass(frozen=True)
+class HybridConfig:
+    """What a hybrid model keeps per sequence while it generates: caches and states.
+
+    Parameters
+    ----------
+    name : str
+    num_layers : int
+    global_layers : tuple of int
+        The softmax-attention layers, numbered from 1; every other layer is a linear one.
+    state_heads, state_key_dim, state_value_dim : int
+        Each linear layer keeps one (state_value_dim, state_key_dim) state per state head.
+    num_kv_heads, head_dim : int, optional
+        Grouped-query global layers: a token caches ``2 num_kv_heads head_dim`` numbers.
+    latent_dim, rope_dim : int, optional
+        Multi-head latent attention global layers (chapter 12): a token caches
+        ``latent_dim + rope_dim`` numbers (d_c + d_h^R).
+    source : str
+        Where the numbers come from.
+
+    Raises
+    ------
+    ValueError
+        If a global layer is outside 1..num_layers or repeated, a size is not positive, or
+        the global layers are described both (or neither) as grouped-query and latent.
+
+    Notes
+    -----
+    Taught in chapter 13; the values of :data:`PUBLISHED` are the released configurations.
+
+    Examples
+    --------
+    >>> toy = HybridConfig("toy", 4, (4,), 2, 8, 8, num_kv_heads=1, head_dim=8)
+    >>> toy.kind, toy.linear_layers, toy.cache_numbers_per_token
+    ('GQA', 3, 16)
+    """
+
+    name: str
+    num_layers: int
+    global_layers: tuple[int, ...]
+    state_heads: int
+    state_key_dim: int
+    state_value_dim: int
+    num_kv_heads: int | None = None
+    head_dim: int | None = None
+    latent_dim: int | None = None
+    rope_dim: int = 0
+    source: str = ""
+
+    def __post_init__(self):
+        for name in ("num_layers", "state_heads", "state_key_dim", "state_value_dim"):
+            positive_int(getattr(self, name), name)
+        layers = [integer(i, "global_layers", low=1, high=self.num_layers)
+                  for i in self.global_layers]
+        if len(set(layers)) != len(layers):
+            raise ValueError(f"global_layers must not repeat a layer; got {self.global_layers}")
+        gqa = self.num_kv_heads is not None and self.head_dim is not None
+        mla = self.latent_dim is not None
+        if gqa == mla:
+            raise ValueError("the global layers must be grouped-query (num_kv_heads and "
+                             "head_dim) or latent (latent_dim, rope_dim), not both or neither; "
+                             f"got num_kv_heads={self.num_kv_heads}, head_dim={self.head_dim}, "
+                             f"latent_dim={self.latent_dim}")
+        for name in ("num_kv_heads", "head_dim", "latent_dim"):
+            if getattr(self, name) is not None:
+                positive_int(getattr(self, name), name)
+        integer(self.rope_dim, "rope_dim", low=0)
+
+    @property
+    def kind(self) -> str:
+        """``"MLA"`` or ``"GQA"``: the attention of the global layers."""
+        return "MLA" if self.latent_dim is not None else "GQA"
+
+    @property
+    def linear_layers(self) -> int:
+        """The layers that keep a state instead of a cache."""
+        return self.num_layers - len(self.global_layers)
+
+    @property
+    def cache_numbers_per_token(self) -> int:
+        """Numbers one global layer caches for each token."""
+        if self.kind == "MLA":
+            return self.latent_dim + self.rope_dim
+        return 2 * self.num_kv_heads * self.head_dim
+
+
+PUBLISHED = {
+    "Qwen3-Next-80B-A3B": HybridConfig(
+        "Qwen3-Next-80B-A3B", num_layers=48, global_layers=tuple(range(4, 49, 4)),
+        state_heads=32, state_key_dim=128, state_value_dim=128, num_kv_heads=2, head_dim=256,
+        source="Qwen/Qwen3-Next-80B-A3B-Instruct, config.json: num_hidden_layers 48, "
+               "full_attention_interval 4, num_key_value_heads 2, head_dim 256, "
+               "linear_num_value_heads 32, linear_key_head_dim 128, linear_value_head_dim 128 "
+               "(the defaults of transformers' Qwen3NextConfig; model card)"),
+    "Kimi-Linear-48B-A3B": HybridConfig(
+        "Kimi-Linear-48B-A3B", num_layers=27, global_layers=(4, 8, 12, 16, 20, 24, 27),
+        state_heads=32, state_key_dim=128, state_value_dim=128, latent_dim=512, rope_dim=64,
+        source="moonshotai/Kimi-Linear-48B-A3B-Instruct, config.json: num_hidden_layers 27, "
+               "linear_attn_config (full_attn_layers [4, 8, 12, 16, 20, 24, 27], num_heads 32, "
+               "head_dim 128), kv_lora_rank 512, qk_rope_head_dim 64; Kimi Linear report, "
+               "section 4 (d_k = d_v = 128)"),
+}
+"""Two published hybrid models, each with its source (checked in chapter 13)."""
+
+
+def hybrid_memory(config: HybridConfig, tokens: int, *, bytes_per_number: int = 2,
+                  all_global: bool = False) -> tuple[int, int]:
+    """Bytes one sequence of ``tokens`` tokens keeps while a hybrid model generates.
+
+    Parameters
+    ----------
+    config : HybridConfig
+    tokens : int
+        Tokens in the caches (>= 0).
+    bytes_per_number : int, default 2
+    all_global : bool, default False
+        Count the model as if every layer were one of its global layers (no states).
+
+    Returns
+    -------
+    cache, state : int
+        The global layers' caches (growing with ``tokens``) and the linear layers' states
+        (fixed), in bytes. The short convolutions' few cached inputs are not counted.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``config`` is not a ``HybridConfig`` or a count is out of range.
+
+    Notes
+    -----
+    Taught in chapter 13.
+
+    Examples
+    --------
+    >>> cache, state = hybrid_memory(PUBLISHED["Qwen3-Next-80B-A3B"], 2**15)
+    >>> cache // 2**20, state // 2**20  # MiB
+    (768, 36)
+    """
+    if not isinstance(config, HybridConfig):
+        raise TypeError(f"config must be a HybridConfig; got {type(config).__name__}")
+    tokens = integer(tokens, "tokens", low=0)
+    size = positive_int(bytes_per_number, "bytes_per_number")
+    if all_global:
+        return config.num_layers * config.cache_numbers_per_token * tokens * size, 0
+    cache = len(config.global_layers) * config.cache_numbers_per_token * tokens * size
+    state = config.linear_layers * config.state_heads * config.state_key_dim \
+        * config.state_value_dim * size
+    return cache, state
+
+
+# --- two known mistakes of the chunked forms, reproduced for chapter 13 ----------------------
+# Each is one wrong argument in an otherwise correct chunk; chapter 13 shows that comparing the
+# forms catches both, and that neither shows without a decay.
+
+def _plain_mask(g):
+    """The first mistake: a causal mask of ones inside the chunk, without the decay ratios."""
+    return np.tril(np.ones((g.shape[-1],) * 2))
+
+
+def _linear_chunk_plain_mask(q, k, v, g, state):
+    """:func:`_linear_chunk` with the first mistake."""
+    return _read_and_pass_on(q, k, g, _plain_mask(g), v, state)  # not _decay_mask(g)
+
+
+def _delta_chunk_plain_mask(q, k, v, b, g, state):
+    """:func:`_delta_chunk` with the first mistake, in ``A`` and in the output."""
+    gamma, mask = np.exp(np.cumsum(g, axis=-1)), _plain_mask(g)  # not _decay_mask(g)
+    writes = _corrected_writes(k, v, b, mask, gamma[..., None] * k, state)
+    return _read_and_pass_on(q, k, g, mask, writes, state)
+
+
+def _delta_chunk_undecayed_keys(q, k, v, b, g, state):
+    """The second mistake: ``W = T diag(beta) K``, the keys without their decay Gamma."""
+    mask = _decay_mask(g)
+    writes = _corrected_writes(k, v, b, mask, k, state)  # not gamma[..., None] * k
+    return _read_and_pass_on(q, k, g, mask, writes, state)

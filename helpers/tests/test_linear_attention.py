@@ -1,6 +1,7 @@
 """Unit tests of helpers.linear_attention: the parallel, recurrent and chunked forms are equal
-(linear attention with and without decay, DeltaNet, Gated DeltaNet), the states carry over,
-the known mistakes and the other order are caught, retrieval, costs, and bad input."""
+(linear attention with and without decay, DeltaNet, Gated DeltaNet, KDA), the states carry over,
+the known mistakes and the other order are caught, retrieval, costs, the published hybrid
+models, and bad input."""
 
 import subprocess
 import sys
@@ -154,27 +155,135 @@ def test_other_order_is_a_different_rule():
     assert_equal(*same)
 
 
-@pytest.mark.parametrize("mistake", ["causal_mask", "decay_on_keys"])
-def test_known_mistakes_break_the_equality(mistake):
+MISTAKEN_DELTA_CHUNKS = [la._delta_chunk_plain_mask, la._delta_chunk_undecayed_keys]
+
+
+@pytest.mark.parametrize("step", MISTAKEN_DELTA_CHUNKS)
+def test_known_mistakes_break_the_equality(step):
     q, k, v, beta, g, s0 = inputs(n=13)
     recurrent = la.delta_rule_recurrent(q, k, v, beta, log_decay=g, initial_state=s0)
-    wrong = la.delta_rule_chunked(q, k, v, beta, log_decay=g, initial_state=s0, chunk_size=4,
-                                  mistake=mistake)
+    wrong = la._by_chunks(step, (q, k, v, beta, g), s0, 4)
     assert np.max(np.abs(recurrent[0] - wrong[0])) > 0.1
     # without a decay there is nothing to get wrong: the mistake is invisible
     plain = la.delta_rule_recurrent(q, k, v, beta, initial_state=s0)
-    assert_equal(plain, la.delta_rule_chunked(q, k, v, beta, initial_state=s0, chunk_size=4,
-                                              mistake=mistake))
+    assert_equal(plain, la._by_chunks(step, (q, k, v, beta, np.zeros_like(g)), s0, 4))
 
 
 def test_causal_mask_mistake_breaks_linear_attention_with_decay():
-    q, k, v, _, g, _ = inputs(n=10)
+    q, k, v, _, g, s0 = inputs(n=10)
     good = la.linear_attention_parallel(q, k, v, log_decay=g)[0]
-    bad = la.linear_attention_chunked(q, k, v, log_decay=g, chunk_size=4,
-                                      mistake="causal_mask")[0]
+    bad = la._by_chunks(la._linear_chunk_plain_mask, (q, k, v, g), np.zeros_like(s0), 4)[0]
     assert np.max(np.abs(good - bad)) > 0.1
-    with pytest.raises(ValueError, match="mistake"):
-        la.linear_attention_chunked(q, k, v, mistake="decay_on_keys")
+    hidden = la._by_chunks(la._linear_chunk_plain_mask, (q, k, v, np.zeros_like(g)),
+                           np.zeros_like(s0), 4)[0]
+    np.testing.assert_allclose(hidden, la.linear_attention_parallel(q, k, v)[0], atol=TOL)
+
+
+def test_the_public_chunked_forms_take_no_mistake_flag():
+    q, k, v, beta, *_ = inputs(n=4)
+    with pytest.raises(TypeError, match="mistake"):
+        la.linear_attention_chunked(q, k, v, mistake="causal_mask")
+    with pytest.raises(TypeError, match="mistake"):
+        la.delta_rule_chunked(q, k, v, beta, mistake="decay_on_keys")
+
+
+def test_ut_transform_inverts_the_unit_lower_triangular_system():
+    rng = np.random.default_rng(4)
+    a = np.tril(rng.normal(size=(2, 3, 6, 6)), -1)
+    t = la._ut_transform(a)
+    np.testing.assert_allclose((np.eye(6) + a) @ t, np.broadcast_to(np.eye(6), a.shape),
+                               atol=1e-12)
+    np.testing.assert_allclose(t, np.linalg.inv(np.eye(6) + a), atol=1e-10)
+    assert np.all(np.triu(t, 1) == 0) and np.all(np.diagonal(t, axis1=-2, axis2=-1) == 1)
+
+
+def test_wy_representation_of_a_chunk():
+    """The product of (I - beta_j k_j k_j^T) over a chunk is I - W^T K (WY representation)."""
+    _, k, _, beta, *_ = inputs(n=6, batch=1, heads=1)
+    k, b = k[0, 0], beta[0, 0]
+    product = np.eye(5)
+    for j in range(6):
+        product = product @ (np.eye(5) - b[j] * np.outer(k[j], k[j]))
+    t = la._ut_transform(b[:, None] * np.tril(k @ k.T, -1))
+    w = t @ (b[:, None] * k)
+    np.testing.assert_allclose(product, np.eye(5) - w.T @ k, atol=TOL)
+
+
+# --- Kimi Delta Attention ------------------------------------------------------------------
+
+def channel_gates(n=13, d_k=5, seed=0, batch=2, heads=3):
+    return -np.random.default_rng(seed + 100).uniform(0, 1.5, size=(batch, heads, n, d_k))
+
+
+@pytest.mark.parametrize("n", LENGTHS)
+@pytest.mark.parametrize("with_state", [False, True])
+def test_kda_forms_agree(n, with_state):
+    q, k, v, beta, _, s0 = inputs(n=n, seed=n)
+    g = channel_gates(n=n, seed=n)
+    state = s0 if with_state else None
+    recurrent = la.kda_recurrent(q, k, v, beta, g, initial_state=state)
+    for chunk_size in CHUNK_SIZES:
+        assert_equal(recurrent, la.kda_chunked(q, k, v, beta, g, initial_state=state,
+                                               chunk_size=chunk_size))
+
+
+def test_kda_matches_its_definition_step_by_step():
+    """S_t = S_{t-1} Diag(alpha_t) (I - beta_t k_t k_t^T) + beta_t v_t k_t^T."""
+    q, k, v, beta, _, s0 = inputs(n=5, batch=1, heads=1)
+    g = channel_gates(n=5, batch=1, heads=1)
+    state, outputs = s0[0, 0], []
+    for t in range(5):
+        kt = k[0, 0, t]
+        projector = np.eye(5) - beta[0, 0, t] * np.outer(kt, kt)
+        state = state @ np.diag(np.exp(g[0, 0, t])) @ projector \
+            + beta[0, 0, t] * np.outer(v[0, 0, t], kt)
+        outputs.append(state @ q[0, 0, t])
+    out, final = la.kda_recurrent(q, k, v, beta, g, initial_state=s0)
+    np.testing.assert_allclose(out[0, 0], np.array(outputs), atol=TOL)
+    np.testing.assert_allclose(final[0, 0], state, atol=TOL)
+
+
+def test_kda_with_one_gate_for_every_channel_is_gated_deltanet():
+    q, k, v, beta, g, s0 = inputs(n=11)
+    same = np.repeat(g[..., None], k.shape[-1], axis=-1)
+    gated = la.delta_rule_recurrent(q, k, v, beta, log_decay=g, initial_state=s0)
+    assert_equal(gated, la.kda_recurrent(q, k, v, beta, same, initial_state=s0))
+    assert_equal(gated, la.kda_chunked(q, k, v, beta, same, initial_state=s0, chunk_size=4))
+    different = la.kda_recurrent(q, k, v, beta, channel_gates(n=11), initial_state=s0)
+    assert np.max(np.abs(gated[0] - different[0])) > 0.1
+
+
+def test_kda_decays_each_column_of_the_state_by_its_own_gate():
+    _, k, v, _, _, s0 = inputs(n=1)
+    g = channel_gates(n=1)
+    state = la.kda_recurrent(k, k, v, np.zeros(k.shape[:3]), g, initial_state=s0)[1]
+    np.testing.assert_allclose(state, s0 * np.exp(g[:, :, 0, None, :]), atol=TOL)
+
+
+def test_kda_state_carries_over_and_strong_gates_stay_finite():
+    q, k, v, beta, _, _ = inputs(n=17)
+    g = channel_gates(n=17)
+    whole = la.kda_recurrent(q, k, v, beta, g)
+    first = la.kda_chunked(q[:, :, :9], k[:, :, :9], v[:, :, :9], beta[:, :, :9],
+                           g[:, :, :9], chunk_size=4)
+    second = la.kda_chunked(q[:, :, 9:], k[:, :, 9:], v[:, :, 9:], beta[:, :, 9:],
+                            g[:, :, 9:], initial_state=first[1], chunk_size=3)
+    assert_equal(whole, (np.concatenate([first[0], second[0]], axis=2), second[1]))
+    strong = np.full(g.shape, -40.0)
+    assert all(np.all(np.isfinite(x)) for x in la.kda_chunked(q, k, v, beta, strong,
+                                                              chunk_size=17))
+
+
+def test_kda_checks_its_gate():
+    q, k, v, beta, g, _ = inputs(n=4)
+    with pytest.raises(ValueError, match=r"log_decay must have the keys' shape"):
+        la.kda_recurrent(q, k, v, beta, g[..., None])
+    with pytest.raises(ValueError, match=r"log_decay must have shape \(batch, heads, n, d_k\)"):
+        la.kda_chunked(q, k, v, beta, g)
+    with pytest.raises(ValueError, match="log_decay must be <= 0"):
+        la.kda_recurrent(q, k, v, beta, -channel_gates(n=4))
+    with pytest.raises(ValueError, match=r"beta must lie in \[0, 2\]"):
+        la.kda_chunked(q, k, v, beta + 2.5, channel_gates(n=4))
 
 
 def test_float32_inputs_give_float64_results_and_no_nan_with_strong_decay():
@@ -266,21 +375,63 @@ def test_retrieval_error_checks_its_arguments():
 
 # --- cost ------------------------------------------------------------------------------------
 
-def test_decode_flops_grow_with_context_only_for_softmax():
-    flops = [la.decode_flops(n, kind="softmax", d_k=64, d_v=64) for n in (0, 99, 999)]
+def test_decode_flops_grow_with_the_cache_only_for_softmax():
+    flops = [la.decode_flops(m, kind="softmax", d_k=64, d_v=64) for m in (1, 100, 1000)]
     assert flops == [256, 25_600, 256_000]
-    state = {la.decode_flops(n, kind="gated_delta", d_k=64, d_v=64) for n in (0, 10**6)}
+    state = {la.decode_flops(m, kind="gated_delta", d_k=64, d_v=64) for m in (1, 10**6)}
     assert state == {7 * 64 * 64}
     assert la.decode_flops(5, kind="linear", d_k=8, d_v=4) == 128
 
 
-def test_decode_bytes_and_checks():
+def test_decode_bytes_count_the_same_m_and_take_the_same_kinds():
     assert la.decode_bytes(10, kind="softmax", d_k=4, d_v=4, bytes_per_number=4) == 320
-    assert la.decode_bytes(10**6, kind="state", d_k=4, d_v=8) == 64
-    with pytest.raises(ValueError, match="context must be an integer in"):
-        la.decode_bytes(-1, kind="state", d_k=4, d_v=4)
+    for kind in ("linear", "gated_delta"):
+        assert la.decode_bytes(10**6, kind=kind, d_k=4, d_v=8) == 64
+    # both functions count m keys: FLOPs and bytes of softmax are 2 and 1 per number cached
+    m, head = 77, dict(d_k=16, d_v=8)
+    assert la.decode_flops(m, kind="softmax", **head) == \
+        2 * la.decode_bytes(m, kind="softmax", bytes_per_number=1, **head)
+
+
+def test_decode_costs_check_their_arguments():
+    with pytest.raises(ValueError, match="cached_tokens must be an integer in"):
+        la.decode_bytes(0, kind="gated_delta", d_k=4, d_v=4)
     with pytest.raises(ValueError, match="kind must be one of"):
         la.decode_flops(1, kind="mamba", d_k=4, d_v=4)
+    with pytest.raises(ValueError, match="kind must be one of"):
+        la.decode_bytes(1, kind="state", d_k=4, d_v=4)
+    with pytest.raises(ValueError, match="bytes_per_number must be an integer in"):
+        la.decode_bytes(1, kind="softmax", d_k=4, d_v=4, bytes_per_number=0)
+
+
+# --- published hybrid models ---------------------------------------------------------------
+
+def test_published_hybrids_have_their_released_layouts():
+    qwen, kimi = la.PUBLISHED["Qwen3-Next-80B-A3B"], la.PUBLISHED["Kimi-Linear-48B-A3B"]
+    assert (qwen.kind, len(qwen.global_layers), qwen.linear_layers) == ("GQA", 12, 36)
+    assert qwen.global_layers == tuple(i for i in range(1, 49) if i % 4 == 0)
+    assert (kimi.kind, len(kimi.global_layers), kimi.linear_layers) == ("MLA", 7, 20)
+    assert qwen.cache_numbers_per_token == 1024 and kimi.cache_numbers_per_token == 576
+    assert all("config.json" in c.source for c in la.PUBLISHED.values())
+
+
+def test_hybrid_memory_counts_caches_and_states():
+    qwen, kimi = la.PUBLISHED["Qwen3-Next-80B-A3B"], la.PUBLISHED["Kimi-Linear-48B-A3B"]
+    assert la.hybrid_memory(qwen, 2**20) == (24 * 2**30, 36 * 2**20)
+    assert la.hybrid_memory(qwen, 2**20, all_global=True) == (96 * 2**30, 0)
+    assert la.hybrid_memory(kimi, 1) == (7 * 576 * 2, 20 * 32 * 128 * 128 * 2)
+    assert la.hybrid_memory(kimi, 0, bytes_per_number=4)[1] == 40 * 2**20
+
+
+def test_hybrid_config_rejects_bad_layouts():
+    with pytest.raises(ValueError, match=r"global_layers must be an integer in \[1, 4\]"):
+        la.HybridConfig("x", 4, (5,), 1, 2, 2, num_kv_heads=1, head_dim=2)
+    with pytest.raises(ValueError, match="must not repeat"):
+        la.HybridConfig("x", 4, (2, 2), 1, 2, 2, num_kv_heads=1, head_dim=2)
+    with pytest.raises(ValueError, match="grouped-query .* or latent"):
+        la.HybridConfig("x", 4, (4,), 1, 2, 2, num_kv_heads=1, head_dim=2, latent_dim=8)
+    with pytest.raises(TypeError, match="config must be a HybridConfig"):
+        la.hybrid_memory({"num_layers": 4}, 10)
 
 
 def test_module_does_not_import_tensorflow():
