@@ -40,7 +40,8 @@ from ._checks import boolean, instance, integer, key_dim, one_of, real, strings
 __all__ = ["multi_head", "encoder_decoder", "transformer_layers", "kv_cache",
            "grouped_query", "decoder_only", "llama_stack", "ring_buffer", "window_cone",
            "rope_rotation", "latent_attention", "linear_attention_forms", "hybrid_stack",
-           "lstm_classifiers", "bottleneck", "flash_tiling", "delta_rule_write", "ut_chunk",
+           "associative_recall", "lstm_classifiers", "bottleneck", "flash_tiling",
+           "delta_rule_write", "ut_chunk",
            "to_svg", "show", "labels"]
 
 PNG_DPI = 150  # the course's figures (helpers.notebook.setup)
@@ -1229,6 +1230,76 @@ def hybrid_stack(num_blocks: int = 2, ratio: int = 3) -> Figure:
                f"레이어 {ratio}개는 고정 크기의 상태, 1개는 길이에 비례하는 KV 캐시", ha="left",
                size=8.5)
         _note(ax, 0.15, 0.2, "레이어 아래: 토큰을 생성할 때 들고 있는 것", ha="left")
+    return fig
+
+
+def associative_recall(num_pairs: int = 4) -> Figure:
+    """The multi-query associative recall task and the one-layer model that learns it.
+
+    Top: one sequence, ``num_pairs`` key-value pairs and then the same keys again in another
+    order; under each query, the value the model must predict, and an arc from the first query
+    back to the pair it must find. Bottom: the model, ids → embedding → token shift →
+    token-mixing layer → logits.
+
+    Parameters
+    ----------
+    num_pairs : int, default 4
+        Pairs drawn, 2 to 5.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        7 × 2.9 inches.
+
+    Raises
+    ------
+    TypeError
+        If ``num_pairs`` is not an integer.
+    ValueError
+        If ``num_pairs`` is not in 2..5.
+
+    Notes
+    -----
+    Arora et al. (2023), "Zoology", section 3 (MQAR); chapter 14.
+
+    Examples
+    --------
+    >>> "토큰 이동" in labels(associative_recall(3))
+    True
+    """
+    pairs = integer(num_pairs, "num_pairs", low=2, high=5)
+    order = [*range(1, pairs, 2), *range(0, pairs, 2)]  # the queries, in another order
+    count, pitch, size, y = 3 * pairs, (WIDTH - 0.4) / (3 * pairs), 0.4, 1.75
+    with _style():
+        fig, ax = _canvas(WIDTH, 2.9, "associative_recall")
+        xs = _slots(0.2, pitch, count, (pitch - size) / 2)
+        tokens = [t for i in range(pairs) for t in (f"$k_{i + 1}$", f"$v_{i + 1}$")]
+        tokens += [f"$k_{i + 1}$" for i in order]
+        colors = [KEY_VALUE, FFN] * pairs + [QUERY] * pairs
+        _row(ax, xs, y, tokens, colors, size=size, height=0.36, fontsize=9)
+        middle = 0.2 + 2 * pairs * pitch
+        _line(ax, [middle, middle], [y - 0.45, y + 0.85], color=FAINT, width=0.8,
+              linestyle="--")
+        _label(ax, (0.2 + middle) / 2, y + 0.98, f"쌍 {pairs}개를 늘어놓는다", size=8.5)
+        _label(ax, (middle + WIDTH - 0.2) / 2, y + 0.98, "같은 키를 섞어 다시 묻는다",
+               size=8.5)
+        for x, i in zip(xs[2 * pairs:], order, strict=True):
+            _label(ax, x + size / 2, y - 0.25, f"$v_{i + 1}$", size=8.5, color=NOTE)
+        _note(ax, middle - 0.1, y - 0.25, "맞힐 다음 토큰", ha="right")
+        first = order[0]
+        _arrow(ax, (xs[2 * pairs] + size / 2, y + 0.36),
+               (xs[2 * first + 1] + size / 2, y + 0.36), rad=0.25, color=NOTE, width=0.8)
+        steps = (("토큰", PLAIN), ("임베딩", PLAIN), ("토큰 이동", NORM),
+                 ("혼합 레이어", ATTENTION), ("로짓", PLAIN))
+        bx = _spread(len(steps), WIDTH / 2, 1.05, 0.3)
+        for i, (x, (label, color)) in enumerate(zip(bx, steps, strict=True)):
+            _box(ax, x, 0.55, 1.05, 0.38, label, color=color, fontsize=8.5)
+            if i:
+                _arrow(ax, (x - 0.3, 0.74), (x, 0.74))
+        _label(ax, bx[2] + 0.525, 0.35, r"$[x_t,\ x_{t-1}]$", size=8)
+        _note(ax, bx[2] + 0.525, 0.13, "값 자리에서 앞의 키도 본다")
+        _note(ax, bx[3] + 0.525, 0.35, "네 가지 중 하나")
+        _note(ax, bx[4] + 0.525, 0.35, "어휘의 토큰마다 하나")
     return fig
 
 

@@ -212,6 +212,7 @@ DIAGRAM_PAGES = {
     "fig-ch12-diagram-mla": "chapters/12_multi_head_latent_attention",
     "fig-ch13-diagram-forms": "chapters/13_linear_attention_delta_rule",
     "fig-ch13-diagram-hybrid": "chapters/13_linear_attention_delta_rule",
+    "fig-ch14-diagram-recall": "chapters/14_associative_recall",
     "fig-ch13-diagram-delta-write": "chapters/13_linear_attention_delta_rule",
     "fig-ch13-diagram-ut": "chapters/13_linear_attention_delta_rule",
     "fig-ch9-diagram-decoder-only": "chapters/09_decoder_only_generation",

@@ -37,12 +37,15 @@ DIAGRAMS = {
     "window_cone": (diagrams.window_cone, {"입력", "레이어 3", "가장 먼 입력"}),
     "rope_rotation": (diagrams.rope_rotation, {"m=3", "q1", "k3", "q4", "k6", "사이 각 2θ"}),
     "latent_attention": (diagrams.latent_attention,
-                         {"잠재 벡터", "쿼리 잠재 벡터", "RoPE 키 (헤드 공유)", "헤드마다 복원",
-                          "KV 캐시: 토큰마다 이 두 벡터만", "인과 마스크"}),
+                         {"잠재 벡터", "쿼리 잠재 벡터", "RoPE 키 (헤드 공유)",
+                          "헤드별 업 프로젝션", "KV 캐시: 토큰마다 이 두 벡터만", "인과 마스크"}),
     "linear_attention_forms": (diagrams.linear_attention_forms,
                                {"행렬 형태", "순환 형태", "청크 형태", "대각 블록: 행렬 곱",
                                 "아래 블록: 상태로 전달", "감쇠 비율을 담은 인과 마스크"}),
     "hybrid_stack": (diagrams.hybrid_stack, {"어텐션", "KV 캐시", "상태", "Gated", "DeltaNet"}),
+    "associative_recall": (diagrams.associative_recall,
+                           {"쌍 4개를 늘어놓는다", "같은 키를 섞어 다시 묻는다", "토큰 이동",
+                            "혼합 레이어", "맞힐 다음 토큰"}),
     "delta_rule_write": (diagrams.delta_rule_write, {"① 읽기", "② 오차", "③ 쓰기", "상태",
                                                      "새 상태"}),
     "ut_chunk": (diagrams.ut_chunk, {"A: 대각 아래만", "T: (I + A)의 역행렬", "전진 대입",
@@ -142,6 +145,15 @@ def test_hybrid_stack_follows_the_ratio():
     assert found.count("DeltaNet") == 6 and found.count("KV 캐시") == 2
 
 
+def test_associative_recall_asks_every_key_once_and_answers_its_value():
+    found = diagrams.labels(diagrams.associative_recall(5))
+    pairs = found[:10]
+    assert pairs == [f"${s}_{i}$" for i in range(1, 6) for s in "kv"]
+    queries, answers = found[10:15], found[17:22]
+    assert sorted(queries) == sorted(pairs[0::2]) and queries != pairs[0::2]
+    assert answers == [q.replace("k", "v") for q in queries]
+
+
 def test_ring_buffer_writes_position_p_to_slot_p_mod_w():
     fig = diagrams.ring_buffer(3, 5)
     last_row = [t for t in diagrams.labels(fig) if t.startswith("위치 ")][-3:]
@@ -212,6 +224,7 @@ def test_kv_cache_marks_only_the_new_position_as_computed():
     (lambda: diagrams.linear_attention_forms(6, 6), ValueError,
      r"chunk_size must be an integer in \[2, 5\]"),
     (lambda: diagrams.hybrid_stack(ratio=0), ValueError, r"ratio must be an integer in"),
+    (lambda: diagrams.associative_recall(6), ValueError, r"num_pairs must be an integer in"),
     (lambda: diagrams.delta_rule_write(1), TypeError, "gated must be True or False"),
     (lambda: diagrams.ut_chunk(7), ValueError, r"chunk_size must be an integer in \[3, 6\]"),
     (lambda: diagrams.grouped_query(8, [3], ["그룹"]), ValueError, "kv_heads must divide"),
