@@ -987,7 +987,7 @@ def rope_rotation(theta: float = 0.5) -> Figure:
 
 
 def latent_attention(cache_label: str = "KV 캐시: 토큰마다 이 두 벡터만") -> Figure:
-    """Multi-head latent attention's data flow: compress, cache the latent, rebuild per head.
+    """Multi-head latent attention's data flow: compress, cache the latent, up-project per head.
 
     From the input ``h_t`` (left): the query latent ``c^Q`` and the latent ``c^KV`` (down-
     projections), the RoPE key ``k^R`` shared by all heads; the dashed frame is what the KV
@@ -1024,7 +1024,7 @@ def latent_attention(cache_label: str = "KV 캐시: 토큰마다 이 두 벡터�
     with _style():
         fig, ax = _canvas(WIDTH, height, "latent_attention")
         _label(ax, 2.2, 3.62, "잠재 벡터로 압축", size=8.5)
-        _label(ax, 3.95, 3.62, "헤드마다 복원", size=8.5)
+        _label(ax, 3.95, 3.62, "헤드별 업 프로젝션", size=8.5)
         _titled_box(ax, 0.1, 1.55, 0.75, 0.6, "입력", "$h_t$", color=PLAIN, at=(0.4, 0.17),
                     sizes=(8.5, 9))
         _rect(ax, 1.4, 0.05, 1.6, 1.95, width=0.8, style="round,pad=0", dashes="--")
@@ -1045,7 +1045,7 @@ def latent_attention(cache_label: str = "KV 캐시: 토큰마다 이 두 벡터�
 
 
 def _heads_from_latents(ax, sources: dict[str, float]) -> None:
-    """latent_attention's middle: each head's query, RoPE query, key and value rebuilt from
+    """latent_attention's middle: each head's query, RoPE query, key and value made from
     the latent whose right edge's middle is at height ``sources[name]``, then into attention."""
     heads = [("$q^{C}$  ($d_h$)", 3.05, QUERY, "q", "$W^{UQ}$"),
              ("RoPE  $q^{R}$  ($d_h^R$)", 2.45, QUERY, "q", "$W^{QR}$"),
