@@ -17,9 +17,12 @@ float64):
 * absorbed: fold ``W^UK`` into the query side and ``W^UV`` into the output side, and attend
   over the latents directly, as the released inference code does (``attn_impl="absorb"``).
 
-Here: :func:`coupled_rope_scores` (why RoPE must be decoupled for absorption) and the cache
-and FLOPs accounting of published configurations (:class:`AttentionConfig`,
-:data:`PUBLISHED`); grouped-query attention rewritten exactly as MLA is
+Here: :func:`coupled_rope_scores` (why RoPE must be decoupled for absorption), the cache,
+FLOPs and arithmetic-intensity accounting of published configurations
+(:class:`AttentionConfig`, :data:`PUBLISHED`, :func:`cache_read_intensity`, measured against
+an accelerator's ratio, :data:`H100_SXM`) and :func:`absorbed_decoder`, a trained
+decoder-only model whose latent attention computes the absorbed form; grouped-query
+attention rewritten exactly as MLA is
 :meth:`MultiHeadLatentAttention.from_grouped_query_attention`. Taught in chapter 12; the
 Keras twin is :mod:`helpers.keras_latent_attention`.
 
@@ -32,6 +35,7 @@ call; ``n_k`` the keys they see); ``d_model``; ``num_heads``; ``head_dim`` (d_h)
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 
 import numpy as np
@@ -39,11 +43,13 @@ import numpy as np
 from . import _checks
 from .attention import split_heads
 from .attention_layers import LatentCache, MultiHeadLatentAttention
+from .decoder_only import DecoderOnlyTransformer
 from .positions import rotary_position_embedding
 
 __all__ = ["MultiHeadLatentAttention", "LatentCache", "coupled_rope_scores", "AttentionConfig",
            "PUBLISHED", "cache_elements_per_token", "gqa_groups_of_same_cache",
-           "attention_flops_per_token"]
+           "attention_flops_per_token", "cache_read_intensity", "Accelerator", "H100_SXM",
+           "absorbed_decoder"]
 
 def coupled_rope_scores(layer: MultiHeadLatentAttention, x, *, rope: bool,
                         absorbed: bool) -> np.ndarray:
@@ -309,9 +315,184 @@ def attention_flops_per_token(config: AttentionConfig, context: int, *, phase: s
     projections = query + 2 * d * (d_c + d_r) + 2 * h * d_h * d
     if absorbed:
         per_token = 2 * h * d_h * d_c * 2                       # W^UK on q, W^UV on o
-        per_key = 2 * h * (d_c + d_r) + 2 * h * d_c             # scores, weighted sum
     else:
         rebuilt = n if phase == "decode" else 1                 # keys rebuilt per token
-        per_token = rebuilt * 2 * d_c * h * (d_h + d_h)         # W^UK and W^UV
-        per_key = 2 * h * (d_h + d_r) + 2 * h * d_h
-    return c.num_layers * (projections + per_token + keys_met * per_key)
+        per_token = rebuilt * _rebuild_flops(c)                 # W^UK and W^UV
+    return c.num_layers * (projections + per_token + keys_met * _per_key_flops(c, absorbed))
+
+
+def _per_key_flops(c: AttentionConfig, absorbed: bool) -> int:
+    """One key's score and its share of the weighted sum, for every head of one layer."""
+    h, d_h, d_r = c.num_heads, c.head_dim, c.rope_dim
+    if c.kind != "MLA":
+        return 2 * h * d_h + 2 * h * d_h
+    if absorbed:                                                # over the cached numbers
+        return 2 * h * (c.latent_dim + d_r) + 2 * h * c.latent_dim
+    return 2 * h * (d_h + d_r) + 2 * h * d_h                    # over rebuilt keys, values
+
+
+def _rebuild_flops(c: AttentionConfig) -> int:
+    """Naive MLA: one latent made into every head's key and value (W^UK and W^UV)."""
+    return 2 * c.latent_dim * c.num_heads * (c.head_dim + c.head_dim)
+
+
+def cache_read_intensity(config: AttentionConfig, *, absorbed: bool = False,
+                         bytes_per_number: float = 2) -> float:
+    """Arithmetic intensity of decoding's attention over the cache: FLOPs per byte read.
+
+    One new token (one query per head) meets the cached keys. Every key costs its scores
+    and its share of the weighted sums (and, for naive MLA, rebuilding its keys and values
+    from the latent, since the cache holds only latents), and the cache hands over
+    ``cache_elements_per_token(config, per_layer=True) * bytes_per_number`` bytes for it.
+    Both grow with the context alike, so the ratio does not depend on it; nor on the batch,
+    as every sequence reads its own cache. The projections, which read the weights rather
+    than the cache, are left out.
+
+    MHA and GQA: ``n_h / n_g`` (query heads per key/value head) at 2 bytes a number, as
+    each cached number is read for one multiply-add per query head of its group. Absorbed
+    MLA: ``n_h (2 d_c + d_h^R) / (d_c + d_h^R)``, as every head reads the whole cached entry
+    for its scores and the latent part once more for its weighted sum.
+
+    Parameters
+    ----------
+    config : AttentionConfig
+    absorbed : bool, default False
+        MLA only: the absorbed form (``False``: naive, keys and values rebuilt).
+    bytes_per_number : float, default 2
+        Bytes of one cached number (2 for BF16, 1 for FP8).
+
+    Returns
+    -------
+    float
+        FLOPs per byte of cache read (2 FLOPs per multiply-add).
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``config`` is not an ``AttentionConfig``, ``bytes_per_number`` not a positive
+        number, or ``absorbed=True`` for a model without MLA.
+
+    Notes
+    -----
+    The ratio of Williams et al. (2009)'s roofline model, as Pope et al. (2022) use it for
+    decoding; for MLA the analysis of FlashMLA's decoding kernel (Li and Liu 2025), whose
+    ratio is ``h_q (d_k + d_v) / d_k`` with ``d_k = 576``, ``d_v = 512``. Chapter 12.
+
+    Examples
+    --------
+    >>> round(cache_read_intensity(PUBLISHED["DeepSeek-V2"], absorbed=True), 1)
+    241.8
+    >>> cache_read_intensity(PUBLISHED["Llama 3 70B"])   # 64 query heads / 8 KV heads
+    8.0
+    """
+    c = _config(config)
+    absorbed = _checks.boolean(absorbed, "absorbed")
+    if absorbed and c.kind != "MLA":
+        raise ValueError(f"absorbed=True needs an MLA config; {c.name} is {c.kind}")
+    size = _checks.real(bytes_per_number, "bytes_per_number", low=0, low_open=True)
+    flops = _per_key_flops(c, absorbed)
+    if c.kind == "MLA" and not absorbed:
+        flops += _rebuild_flops(c)                              # rebuilt at every step
+    return flops / (cache_elements_per_token(c, per_layer=True) * size)
+
+
+@dataclass(frozen=True)
+class Accelerator:
+    """An accelerator's peak compute and memory bandwidth, as its vendor states them.
+
+    Parameters
+    ----------
+    name : str
+    flops_per_second : float
+        Peak dense (no sparsity) matrix FLOPs per second in the number format named by
+        ``source``.
+    bytes_per_second : float
+        Peak memory bandwidth.
+    source : str
+
+    Notes
+    -----
+    :attr:`flops_per_byte` is the ridge point of the roofline model (Williams et al. 2009):
+    work of lower arithmetic intensity waits for memory, work of higher intensity for
+    compute. Chapter 12.
+    """
+
+    name: str
+    flops_per_second: float
+    bytes_per_second: float
+    source: str = ""
+
+    @property
+    def flops_per_byte(self) -> float:
+        """Peak FLOPs per second / peak bytes per second."""
+        return self.flops_per_second / self.bytes_per_second
+
+
+H100_SXM = Accelerator(
+    "NVIDIA H100 SXM", flops_per_second=1979e12 / 2, bytes_per_second=3.35e12,
+    source="NVIDIA H100 Tensor Core GPU datasheet: BF16 Tensor Core 1,979 teraFLOPS shown "
+           "with sparsity (one half without), GPU memory bandwidth 3.35 TB/s")
+"""The H100 in its SXM form, dense BF16 (checked in chapter 12)."""
+
+
+class _AbsorbedLatentAttention(MultiHeadLatentAttention):
+    """A :class:`MultiHeadLatentAttention` whose calls take the absorbed form unless told."""
+
+    def __call__(self, x, positions=None, *, cache=None, layer=0, absorbed=True):
+        return super().__call__(x, positions, cache=cache, layer=layer, absorbed=absorbed)
+
+
+def absorbed_decoder(model: DecoderOnlyTransformer) -> DecoderOnlyTransformer:
+    """The same decoder-only model whose latent attention computes the absorbed form.
+
+    The weights are shared, not copied: every layer's
+    :class:`~helpers.attention_layers.MultiHeadLatentAttention` is replaced by one that
+    reads the same arrays and attends over the latents with ``W^UK`` and ``W^UV``
+    absorbed (``absorbed=True``), as released inference code decodes. The model, its
+    cache and :func:`helpers.decoder_only.greedy_generate` are used as before.
+
+    Parameters
+    ----------
+    model : helpers.decoder_only.DecoderOnlyTransformer
+        With multi-head latent attention in every layer.
+
+    Returns
+    -------
+    helpers.decoder_only.DecoderOnlyTransformer
+
+    Raises
+    ------
+    TypeError
+        If ``model`` is not a ``DecoderOnlyTransformer``.
+    ValueError
+        If a layer uses grouped-query attention (nothing to absorb).
+
+    Notes
+    -----
+    DeepSeek-AI (2024), section 2.1.2; chapter 12 generates with both forms of its trained
+    model and compares the tokens.
+
+    Examples
+    --------
+    >>> model = DecoderOnlyTransformer.random(
+    ...     12, d_model=8, num_query_heads=2, num_kv_heads=2, d_ff=16, num_layers=2,
+    ...     max_length=10, rng=np.random.default_rng(0), dtype=np.float64,
+    ...     latent={"latent_dim": 6, "query_latent_dim": 4, "rope_dim": 2})
+    >>> ids = np.array([[3, 4, 5, 6]])
+    >>> bool(np.allclose(absorbed_decoder(model)(ids), model(ids), rtol=0, atol=1e-12))
+    True
+    """
+    if not isinstance(model, DecoderOnlyTransformer):
+        raise TypeError(f"model must be a DecoderOnlyTransformer; got {type(model).__name__}")
+    if not all(isinstance(x.self_attention, MultiHeadLatentAttention) for x in model.layers):
+        raise ValueError("model must use multi-head latent attention in every layer; got "
+                         f"{[type(x.self_attention).__name__ for x in model.layers]}")
+    absorbed = copy.copy(model)
+    absorbed.layers = []
+    for layer in model.layers:
+        layer = copy.copy(layer)
+        attention = object.__new__(_AbsorbedLatentAttention)
+        attention.__dict__.update(vars(layer.self_attention))    # the same arrays
+        layer.self_attention = attention
+        absorbed.layers.append(layer)
+    return absorbed

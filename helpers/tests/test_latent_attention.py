@@ -7,14 +7,17 @@ import numpy as np
 import pytest
 
 from helpers.attention import causal_mask, softmax
-from helpers.decoder_only import GroupedQueryAttention
+from helpers.decoder_only import DecoderOnlyTransformer, GroupedQueryAttention, greedy_generate
 from helpers.latent_attention import (
+    H100_SXM,
     PUBLISHED,
     AttentionConfig,
     LatentCache,
     MultiHeadLatentAttention,
+    absorbed_decoder,
     attention_flops_per_token,
     cache_elements_per_token,
+    cache_read_intensity,
     coupled_rope_scores,
     gqa_groups_of_same_cache,
 )
@@ -214,6 +217,67 @@ def test_gqa_flops_do_not_depend_on_the_form_and_grow_with_the_context():
         attention_flops_per_token(llama, 10, phase="decode", absorbed=True)
 
 
+@pytest.mark.parametrize("name, absorbed", [("DeepSeek-V2", True), ("DeepSeek-V2", False),
+                                            ("Llama 3 70B", False), ("Llama 2 7B", False)])
+def test_intensity_is_the_flops_one_more_key_adds_over_the_bytes_it_is_cached_in(name,
+                                                                                 absorbed):
+    config = PUBLISHED[name]
+    more = (attention_flops_per_token(config, 101, phase="decode", absorbed=absorbed)
+            - attention_flops_per_token(config, 100, phase="decode", absorbed=absorbed))
+    cached = cache_elements_per_token(config) * 2                  # bytes, every layer
+    assert cache_read_intensity(config, absorbed=absorbed) == pytest.approx(more / cached)
+
+
+def test_intensity_has_the_closed_forms_of_each_design():
+    v2 = PUBLISHED["DeepSeek-V2"]
+    assert cache_read_intensity(v2, absorbed=True) == pytest.approx(128 * (1024 + 64) / 576)
+    assert cache_read_intensity(PUBLISHED["Llama 3 70B"]) == 64 / 8
+    assert cache_read_intensity(PUBLISHED["MHA (DeepSeek-V2 sizes)"]) == 1
+    assert cache_read_intensity(v2, absorbed=True, bytes_per_number=1) == pytest.approx(
+        2 * cache_read_intensity(v2, absorbed=True))               # FP8 reads half the bytes
+    assert cache_read_intensity(v2) > 100 * cache_read_intensity(v2, absorbed=True)
+
+
+def test_the_h100_ratio_is_its_datasheet_dense_bf16_over_its_bandwidth():
+    assert H100_SXM.flops_per_second == 989.5e12 and H100_SXM.bytes_per_second == 3.35e12
+    assert round(H100_SXM.flops_per_byte, 1) == 295.4
+    assert "datasheet" in H100_SXM.source
+
+
+def latent_model(seed=0, dtype=np.float64):
+    return DecoderOnlyTransformer.random(
+        14, d_model=16, num_query_heads=4, num_kv_heads=4, d_ff=32, num_layers=2,
+        max_length=12, rng=np.random.default_rng(seed), dtype=dtype,
+        latent={"latent_dim": 6, "query_latent_dim": 8, "rope_dim": 2})
+
+
+def test_the_absorbed_decoder_shares_the_weights_and_gives_the_same_logits_and_tokens():
+    model = latent_model()
+    absorbed = absorbed_decoder(model)
+    ids = np.random.default_rng(1).integers(0, 14, size=(5, 4))
+    assert np.max(np.abs(absorbed(ids) - model(ids))) < 1e-12
+    for ours, theirs in zip(absorbed.layers, model.layers):
+        assert ours.self_attention.w_uk is theirs.self_attention.w_uk
+        assert type(theirs.self_attention) is MultiHeadLatentAttention   # left as it was
+    tokens, logits = greedy_generate(absorbed, ids, steps=6, cache=absorbed.new_cache())
+    expected, expected_logits = greedy_generate(model, ids, steps=6, cache=model.new_cache())
+    assert np.array_equal(tokens, expected)
+    assert np.max(np.abs(logits - expected_logits)) < 1e-12
+
+
+def test_the_absorbed_decoder_never_rebuilds_keys(monkeypatch):
+    model, ids = latent_model(seed=2), np.array([[1, 2, 3]])
+    absorbed = absorbed_decoder(model)
+
+    def rebuild(*args):
+        raise AssertionError("keys rebuilt")
+
+    monkeypatch.setattr(MultiHeadLatentAttention, "_naive", rebuild)
+    assert absorbed(ids).shape == (1, 3, 14)
+    with pytest.raises(AssertionError, match="keys rebuilt"):
+        model(ids)
+
+
 @pytest.mark.parametrize("make, error, match", [
     (lambda: layer()(np.ones((2, 3, 5))), ValueError, r"d_model=16"),
     (lambda: layer()(np.ones((3, 16))), ValueError, r"\(batch, n, d_model\)"),
@@ -238,6 +302,15 @@ def test_gqa_flops_do_not_depend_on_the_form_and_grow_with_the_context():
     (lambda: attention_flops_per_token(PUBLISHED["DeepSeek-V2"], 4, phase="train"),
      ValueError, "phase"),
     (lambda: cache_elements_per_token({"num_layers": 1}), TypeError, "AttentionConfig"),
+    (lambda: cache_read_intensity(PUBLISHED["Llama 3 70B"], absorbed=True), ValueError,
+     "absorbed=True needs an MLA config"),
+    (lambda: cache_read_intensity(PUBLISHED["DeepSeek-V2"], bytes_per_number=0), ValueError,
+     "bytes_per_number"),
+    (lambda: absorbed_decoder(layer()), TypeError, "DecoderOnlyTransformer"),
+    (lambda: absorbed_decoder(DecoderOnlyTransformer.random(
+        14, d_model=16, num_query_heads=4, num_kv_heads=2, d_ff=32, num_layers=1,
+        max_length=12, rng=np.random.default_rng(0))), ValueError,
+     "multi-head latent attention in every layer"),
 ])
 def test_bad_input_is_rejected_with_a_clear_message(make, error, match):
     with pytest.raises(error, match=match):
