@@ -24,10 +24,11 @@ from pathlib import Path
 
 GLUE_PREFIX = "application/papermill.record/"  # myst_nb.ext.glue.GLUE_PREFIX
 
-__all__ = ["check", "report", "glue", "measured", "seed_range", "ClaimError"]
+__all__ = ["check", "report", "glue", "measured", "runs", "seed_range", "ClaimError"]
 
 METRICS_VARIABLE = "COURSE_METRICS"
 TABLE = Path(__file__).resolve().parent / "robustness.json"
+SWEEP = Path(__file__).resolve().parent / "robustness_sweep.json"  # seeds beyond the table
 
 
 class ClaimError(AssertionError):
@@ -113,6 +114,57 @@ def measured(name: str) -> dict:
             return dict(chapter["metrics"][name])
     raise LookupError(f"helpers/robustness.json has no metric {name!r}; "
                       "run python3.11 tools/course.py robustness")
+
+
+def runs(name: str) -> list[dict]:
+    """Every robustness run that measured metric ``name``, with its seed and kernel path.
+
+    The table's runs (seeds 0-4 on both kernel paths, ``helpers/robustness.json``) come first,
+    then those of the chapter's sweep beyond the table (``python3.11 tools/course.py
+    robustness --seeds 5-19``, ``helpers/robustness_sweep.json``), each in the order they ran;
+    a seed and kernel path the table has already is counted once. A sweep on the AVX2-capped
+    path, or one made before the metric existed, adds none. A prose that says how often
+    something happened across seeds counts these runs.
+
+    Parameters
+    ----------
+    name : str
+        A metric that a chapter passes to :func:`check` or :func:`report`.
+
+    Returns
+    -------
+    list of dict
+        One ``{"seed": int, "onednn": int, "value": float}`` per run (``onednn`` is the
+        run's ``TF_ENABLE_ONEDNN_OPTS``: 0 for TensorFlow's Eigen kernels, 1 for oneDNN's).
+
+    Raises
+    ------
+    TypeError
+        If ``name`` is not a non-empty string.
+    LookupError
+        If the table has no such metric (see :func:`measured`).
+    ValueError
+        If a file's runs and values do not pair up (a run that stopped before the metric).
+    """
+    if not isinstance(name, str) or not name:
+        raise TypeError(f"name must be a non-empty string; got {name!r}")
+    measured(name)  # raises LookupError, naming what to run, for an unmeasured metric
+    found = []
+    sweep = json.loads(SWEEP.read_text(encoding="utf-8")) if SWEEP.exists() else {}
+    for source, data in ((TABLE, _table()), (SWEEP, sweep)):
+        for chapter in data.get("chapters", {}).values():
+            metric = chapter.get("metrics", {}).get(name)
+            if metric is None or chapter.get("cpu", "native") != "native":
+                continue
+            ran = chapter.get("runs", [])
+            if len(ran) != len(metric["values"]):
+                raise ValueError(f"{source.name}: {len(ran)} runs but {len(metric['values'])} "
+                                 f"values of {name!r}; a run stopped before measuring it")
+            seen = {(r["seed"], r["onednn"]) for r in found}
+            found += [{"seed": r["seed"], "onednn": r["onednn"], "value": v}
+                      for r, v in zip(ran, metric["values"])
+                      if (r["seed"], r["onednn"]) not in seen]
+    return found
 
 
 def seed_range(name: str, fmt: str | None = None) -> str:

@@ -136,3 +136,50 @@ def test_glue_shows_numpy_scalars_as_plain_numbers(monkeypatch):
     claims.glue("count", np.int64(39))
     plain = [d["application/papermill.record/text/plain"] for d in shown]
     assert plain == ["0.3", "39"]
+
+
+def write_runs(path, seeds, values, **entry):
+    path.write_text(json.dumps({"chapters": {"chapters/99_x.ipynb": {
+        "runs": [{"seed": s, "onednn": k} for s in seeds for k in (0, 1)],
+        "metrics": {"x_rate": {"min": min(values), "median": 0.5, "max": max(values),
+                               "at_least": None, "at_most": None, "values": values}},
+        **entry}}}))
+
+
+@pytest.fixture
+def measured_runs(tmp_path, monkeypatch):
+    """A table of seeds 0-1 and a sweep of seeds 2-3 of one metric."""
+    write_runs(tmp_path / "table.json", [0, 1], [0.9, 0.9, 0.1, 0.2])
+    write_runs(tmp_path / "sweep.json", [2, 3], [0.8, 0.8, 0.7, 0.6], cpu="native")
+    monkeypatch.setattr(claims, "TABLE", tmp_path / "table.json")
+    monkeypatch.setattr(claims, "SWEEP", tmp_path / "sweep.json")
+    return tmp_path
+
+
+def test_runs_pairs_every_value_with_its_seed_and_path(measured_runs):
+    found = claims.runs("x_rate")
+    assert [(r["seed"], r["onednn"], r["value"]) for r in found] == [
+        (0, 0, 0.9), (0, 1, 0.9), (1, 0, 0.1), (1, 1, 0.2),
+        (2, 0, 0.8), (2, 1, 0.8), (3, 0, 0.7), (3, 1, 0.6)]
+
+
+def test_runs_counts_a_seed_once_and_leaves_out_the_avx2_path(measured_runs):
+    write_runs(measured_runs / "sweep.json", [1, 2], [0.3, 0.3, 0.8, 0.8], cpu="native")
+    assert [r["seed"] for r in claims.runs("x_rate")] == [0, 0, 1, 1, 2, 2]
+    write_runs(measured_runs / "sweep.json", [2, 3], [0.8, 0.8, 0.7, 0.6], cpu="avx2")
+    assert len(claims.runs("x_rate")) == 4
+    (measured_runs / "sweep.json").unlink()
+    assert len(claims.runs("x_rate")) == 4
+
+
+def test_runs_refuses_values_that_do_not_pair_with_runs(measured_runs):
+    write_runs(measured_runs / "sweep.json", [2, 3], [0.8, 0.8, 0.7], cpu="native")
+    with pytest.raises(ValueError, match="4 runs but 3 values"):
+        claims.runs("x_rate")
+
+
+def test_runs_of_an_unmeasured_metric_says_what_to_run(measured_runs):
+    with pytest.raises(LookupError, match="tools/course.py robustness"):
+        claims.runs("never_measured")
+    with pytest.raises(TypeError, match="non-empty string"):
+        claims.runs("")
