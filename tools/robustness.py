@@ -135,6 +135,8 @@ DESCRIPTIONS = {
     "ch12_mla_minus_gqa": "같은 캐시에서 MLA 모델의 완전 일치 정확도 − 그룹 쿼리 모델의 것(%p)",
     "ch12_mha_minus_mla": "캐시가 두 배인 멀티 헤드 모델의 완전 일치 정확도 − MLA 모델의 것(%p)",
     "ch12_cache_max_abs_diff": "잠재 캐시를 쓴 생성과 쓰지 않은 생성의 로짓 차이의 최댓값",
+    "ch12_absorbed_max_abs_diff": ("학습한 MLA 모델이 흡수한 계산으로 생성한 로짓과 키를 다시 만든 "
+                                   "계산으로 생성한 로짓의 차이의 최댓값"),
     "ch12_train_seconds": "세 모델을 함께 학습한 시간(초)",
     "ch12_sequence_steps_per_second": "세 모델을 합친 학습 처리량(모델 3개의 시퀀스·시점/초)",
     "ch11_train_seconds": "위치 방식이 다른 세 모델을 함께 학습한 시간(초)",
