@@ -1519,12 +1519,18 @@ def _last_state(ax, xs, cell: float, drawn) -> None:
 
 
 def _additive(ax, xs, cell: float, drawn) -> None:
-    """Additive attention: the last state asks, every state answers, a context vector goes on."""
+    """Additive attention: the last state asks, every state answers, a context vector goes on.
+
+    Every state, the last one too, goes in as a key and value (grey); the last one goes in a
+    second time, as the query (orange, as its box)."""
     top_h, y_att, centre = LSTM_ROWS["h"] + LSTM_CELL_H, 2.15, (xs[0] + xs[-1] + cell) / 2
     _box(ax, xs[0], y_att, len(xs) * cell, 0.34, "가산 어텐션", color=ATTENTION, fontsize=8.5)
     for i in drawn:
         mid = xs[i] + cell / 2
-        _weight(ax, (mid, top_h), (mid, y_att), i == drawn[-1], heavy_width=0.9)
+        side = 0.07 if i == drawn[-1] else 0.0
+        _arrow(ax, (mid - side, top_h), (mid - side, y_att), color=FAINT, width=0.6)
+    mid = xs[drawn[-1]] + cell / 2 + 0.07
+    _arrow(ax, (mid, top_h), (mid, y_att), color=QUERY, width=1.6)
     _label(ax, xs[0] - 0.05, (top_h + y_att) / 2, "키·값", ha="right", size=7.5)
     _label(ax, xs[-1] + cell + 0.05, (top_h + y_att) / 2, "쿼리", ha="left", size=7.5)
     _labelled_arrow(ax, (centre, y_att + 0.34), (centre, LSTM_ROWS["head"]), "컨텍스트 벡터",

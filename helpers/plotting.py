@@ -658,11 +658,10 @@ def _static_slider_picture(panels, series, sliders, width: float, panel_height: 
                 continue
             shown = list(_slider_static(sliders[slider]))
             name, values = sliders[slider]["label"], sliders[slider]["values"]
-            notes = sliders[slider].get("notes")
-            for k, v in enumerate(shown):
-                label = f"{item['name']} ({name} {values[v]})"
-                if notes is not None and p == 0:
-                    label = f"{name} {values[v]}: {notes[v]}"
+            # a panel's only series is named by its title: the legend names the steps alone
+            alone = panel.get("title") and sum(i["panel"] == p for i in series) == 1
+            for k, v in enumerate(shown):  # the step's notes belong to the slider, not here
+                label = f"{name} {values[v]}" if alone else f"{item['name']} ({name} {values[v]})"
                 color = item.get("color") if k == 0 else _STATIC_COLORS[k % len(_STATIC_COLORS)]
                 drawn.append(({**item, "color": color}, item["y"][v], label))
         n_bars = sum(d[0].get("kind", "line") == "bar" for d in drawn)
@@ -684,7 +683,10 @@ def _static_slider_picture(panels, series, sliders, width: float, panel_height: 
             ax.set_xticks(x, list(panel["xticklabels"]))
         if panel.get("title"):
             ax.set_title(panel["title"], fontsize=10)
-        ax.legend(fontsize=7.5, loc=panel.get("legend", "best"))
+        if panel.get("legend") is None:  # beside the panel: it covers none of the steps
+            ax.legend(fontsize=7.5, loc="upper left", bbox_to_anchor=(1.01, 1), borderaxespad=0)
+        else:
+            ax.legend(fontsize=7.5, loc=panel["legend"])
     return fig
 
 
@@ -700,14 +702,15 @@ def slider_figure(panels, series, sliders, *, description: str, width: float = 7
     Every value of every slider is computed beforehand, so the interactive figure needs no
     kernel: plotly.js's own sliders swap the precomputed values in (``layout.sliders``). The
     static picture, for the PDF and readers without JavaScript, overlays the values at the
-    sliders' ``static`` positions.
+    sliders' ``static`` positions, each named in the legend by its series and step.
 
     Parameters
     ----------
     panels : list of dict
         Stacked top to bottom. Keys: ``x`` (sequence of numbers), ``xlabel``, ``ylabel``
         (Korean), optional ``xticklabels`` (one per ``x``), ``ylim`` (lo, hi), ``title``,
-        ``legend`` (where the static picture puts its legend, a matplotlib ``loc``).
+        ``legend`` (a matplotlib ``loc`` inside the panel for the static picture's legend;
+        without it the legend stands beside the panel, where it covers no data).
     series : list of dict
         Keys: ``panel`` (index), ``name`` (Korean, shown in the legend and on hover), ``kind``
         (``"bar"``, ``"line"`` or ``"markers"``), ``y``, optional ``color``, ``slider``. Without
@@ -716,7 +719,8 @@ def slider_figure(panels, series, sliders, *, description: str, width: float = 7
     sliders : list of dict
         Keys: ``label`` (Korean, e.g. ``"온도 T"``), ``values`` (the labels of its steps),
         optional ``active`` (the starting index), ``static`` (the indices the static picture
-        shows), ``notes`` (one Korean line per value, shown above the panels).
+        shows), ``notes`` (one Korean line per value, shown beside the slider as it moves; the
+        static picture, which has no slider, names each step it shows in its legend instead).
     description : str
         A short Korean description (alternative text where the cell's own is not at hand).
     width, panel_height : float

@@ -16,6 +16,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 from matplotlib.font_manager import FontProperties, findfont
+from matplotlib.text import Text
 
 from helpers.plotting import (
     PLOTLY_MIME,
@@ -261,9 +262,35 @@ def test_slider_figure_steps_swap_precomputed_values():
     assert relayout == {"annotations[0].text": "다"}
     assert spec["layout"]["annotations"][0]["text"] == "나"
     assert "키 %{text}" in spec["data"][0]["hovertemplate"]
-    # the static picture shows the static positions, with their notes
+    # the static picture names the static positions by series and step; the notes, which
+    # follow the slider, are not printed in it
     labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
-    assert labels == ["고른 분포", "온도 1: 가", "온도 3: 다"]
+    assert labels == ["고른 분포", "가중치 (온도 1)", "가중치 (온도 3)"]
+    assert not {"가", "나", "다"} & {t.get_text() for t in fig.findobj(Text)}
+
+
+def legend_and_axes(fig, panel=0):
+    """The extents of a panel's legend and of its axes, in display pixels, as drawn."""
+    fig.canvas.draw()
+    ax = fig.axes[panel]
+    return ax.get_legend().get_window_extent(), ax.get_window_extent()
+
+
+def test_slider_figure_legend_stands_beside_the_panel_unless_placed():
+    panels, series, sliders = slider_args()
+    legend, axes = legend_and_axes(slider_figure(panels, series, sliders, description="설명"))
+    assert legend.x0 > axes.x1  # beside the data, covering none of it
+    panels[0]["legend"] = "upper left"
+    legend, axes = legend_and_axes(slider_figure(panels, series, sliders, description="설명"))
+    assert axes.x0 < legend.x0 < legend.x1 < axes.x1
+
+
+def test_slider_figure_names_only_the_steps_of_a_titled_panels_only_series():
+    panels, series, sliders = slider_args()
+    panels[0]["title"] = "가중치"
+    fig = slider_figure(panels, series[:1], sliders, description="설명")
+    labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert labels == ["온도 1", "온도 3"]
 
 
 @pytest.mark.parametrize("change, match", [
