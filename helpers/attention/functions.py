@@ -161,6 +161,18 @@ def scaled_dot_product_attention(query, key, value, mask=None, *, bias=None, sca
            [0.5 , 0.5 ]])
     """
     query, key, value, dtype = _validated_qkv(query, key, value)
+    scores = _scaled_scores(query, key, dtype, mask=mask, bias=bias, scale=scale)
+    weights = softmax(scores, axis=-1).astype(dtype)
+    output = np.matmul(weights, value).astype(dtype)
+    return output, weights
+
+
+def _scaled_scores(query, key, dtype, *, mask, bias, scale) -> np.ndarray:
+    """Q K^T times the scale, plus ``bias``, ``-inf`` where ``mask`` is False: (..., n_q, n_k).
+
+    The step before the softmax that every variant of :func:`scaled_dot_product_attention`
+    shares (the sink logit of :func:`helpers.attention.sink_logit_attention` too).
+    """
     scores = np.matmul(query, np.swapaxes(key, -1, -2)).astype(dtype)
     if scale is None:
         scores = scores / dtype.type(np.sqrt(query.shape[-1]))
@@ -174,9 +186,7 @@ def scaled_dot_product_attention(query, key, value, mask=None, *, bias=None, sca
     if mask is not None:
         mask = _check_mask(mask, scores.shape)
         scores = np.where(mask, scores, -np.inf)
-    weights = softmax(scores, axis=-1).astype(dtype)
-    output = np.matmul(weights, value).astype(dtype)
-    return output, weights
+    return scores
 
 
 def causal_mask(n: int, n_k: int | None = None) -> np.ndarray:
@@ -422,6 +432,13 @@ def grouped_query_attention(query, key, value, mask=None, *, bias=None, scale=No
     >>> bool(np.allclose(out[1], same))                 # head 1 reads key/value head 0
     True
     """
+    query, key, value = _shared_key_value_heads(query, key, value)
+    return scaled_dot_product_attention(query, key, value, mask, bias=bias, scale=scale)
+
+
+def _shared_key_value_heads(query, key, value):
+    """Checked query, key and value, each key/value head repeated for the query heads that
+    share it (head ``h`` reads ``h // group``): then every head is an ordinary attention."""
     query, key, value = (float_array(x, name, min_rank=3, axes=_GQA_AXES[name])
                          for x, name in zip((query, key, value), _GQA_AXES))
     num_kv_heads = same_size({"key": key.shape[-3], "value": value.shape[-3]},
@@ -435,7 +452,7 @@ def grouped_query_attention(query, key, value, mask=None, *, bias=None, scale=No
     group = num_query_heads // num_kv_heads
     if group > 1:  # multi-head attention (group 1) needs no copies
         key, value = np.repeat(key, group, axis=-3), np.repeat(value, group, axis=-3)
-    return scaled_dot_product_attention(query, key, value, mask, bias=bias, scale=scale)
+    return query, key, value
 
 
 def split_heads(x, num_heads: int) -> np.ndarray:
@@ -585,7 +602,7 @@ def _check_additive_weights(query, key, w_query, w_key, w_score):
     return w_query, w_key, w_score
 
 
-def chunked_attention(query, key, value, chunk_size, mask=None):
+def chunked_attention(query, key, value, chunk_size, mask=None, *, sink_logits=None):
     """Scaled dot-product attention over chunks of the keys, with an online softmax.
 
     Gives the output of :func:`scaled_dot_product_attention` without ever building the
@@ -613,13 +630,21 @@ def chunked_attention(query, key, value, chunk_size, mask=None):
         its last axis chunk by chunk, so a mask of shape ``(n_q, n_k)`` or ``(batch, 1, n_k)``
         is never broadcast to the full ``(..., n_q, n_k)``. ``None`` (default) lets every
         query attend to every key.
+    sink_logits : array_like, broadcastable to the leading axes ``...``, real, optional
+        A sink logit ``b`` per slice, e.g. shape (num_heads,) for a query of shape (batch,
+        num_heads, n_q, d_k): the online softmax starts from the sink's own term, running
+        maximum ``m = b`` and running sum ``l = exp(b - b) = 1``, with nothing added to the
+        weighted sum (the sink has no value). The output is then that of
+        :func:`helpers.attention.sink_logit_attention`. ``-inf`` is allowed (no sink); NaN
+        and ``+inf`` are not. ``None`` (default): ``m = -inf``, ``l = 0``, plain attention.
 
     The leading axes ``...`` (batch, heads) broadcast against each other.
 
     Returns
     -------
     output : numpy.ndarray, shape (..., n_q, d_v)
-        The same values as the ``output`` of :func:`scaled_dot_product_attention` up to
+        The same values as the ``output`` of :func:`scaled_dot_product_attention` (or, with
+        ``sink_logits``, of :func:`helpers.attention.sink_logit_attention`) up to
         floating-point rounding (the tests check 1e-12 in float64). A row whose keys are
         all masked is the zero vector, as there. Only the output is returned: the attention
         weights are never materialised. Its dtype is the common floating type of the inputs
@@ -631,7 +656,8 @@ def chunked_attention(query, key, value, chunk_size, mask=None):
         If ``chunk_size`` is not a positive integer; if an input has rank below 2; if
         ``query`` and ``key`` differ in ``d_k``; if ``key`` and ``value`` differ in ``n_k``; if
         the leading axes do not broadcast; if ``mask`` is not boolean or does not broadcast to
-        ``(..., n_q, n_k)``; if any input contains NaN or infinity; if ``n_k`` is 0.
+        ``(..., n_q, n_k)``; if any input contains NaN or infinity; if ``n_k`` is 0; if
+        ``sink_logits`` contains NaN or ``+inf`` or does not broadcast to the leading axes.
 
     Notes
     -----
@@ -640,7 +666,10 @@ def chunked_attention(query, key, value, chunk_size, mask=None):
     Gimelshein (2018), "Online normalizer calculation for softmax"; chunking keys and
     values this way is the memory-efficient attention of Rabe and Staats (2021),
     "Self-attention Does Not Need O(n^2) Memory", and the idea inside FlashAttention (Dao et
-    al., 2022). Taught and measured in chapter 7.
+    al., 2022). Taught and measured in chapter 7. Starting from the sink's term is what
+    gpt-oss's Metal kernel does (``gpt_oss/metal/source/sdpa.metal``: ``m`` set to the sink,
+    ``l`` to 1); its Triton kernel starts ``m`` at the sink and adds ``exp(sink - m)`` to
+    ``l`` at the end, the same sum (OpenAI 2025; chapter 16).
 
     Examples
     --------
@@ -666,6 +695,10 @@ def chunked_attention(query, key, value, chunk_size, mask=None):
     key_t = np.swapaxes(key, -1, -2)                                    # (..., d_k, n_k)
     running_max = np.full((*batch, n_q, 1), -np.inf, dtype=dtype)      # m
     running_sum = np.zeros((*batch, n_q, 1), dtype=dtype)              # l
+    if sink_logits is not None:                                         # the sink's term
+        sinks = _sink_start(sink_logits, batch).astype(dtype)[..., None, None]
+        running_max = np.maximum(running_max, sinks)                    # m = b
+        running_sum = running_sum + np.where(np.isneginf(sinks), 0, 1).astype(dtype)  # l = 1
     accumulated = np.zeros((*batch, n_q, d_v), dtype=dtype)            # sum of exp * value
     for start in range(0, n_k, chunk_size):
         stop = min(start + chunk_size, n_k)
@@ -681,3 +714,14 @@ def chunked_attention(query, key, value, chunk_size, mask=None):
         running_max = new_max
     return (accumulated / np.where(running_sum == 0, 1, running_sum)).astype(dtype, copy=False)
 
+
+def _sink_start(sink_logits, batch: tuple) -> np.ndarray:
+    """``sink_logits`` broadcast to the leading axes ``batch``; ``-inf`` allowed, NaN and
+    ``+inf`` refused."""
+    sinks = float_array(sink_logits, "sink_logits", finite=False)
+    if np.any(np.isnan(sinks)) or np.any(sinks == np.inf):
+        raise ValueError(f"sink_logits contains NaN or +inf (shape {sinks.shape}); only -inf "
+                         "(no sink) is allowed")
+    broadcast({"sink_logits": sinks.shape}, target=batch,
+              what="leading axes (...) of query, key and value")
+    return np.broadcast_to(sinks, batch)

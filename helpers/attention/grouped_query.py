@@ -174,8 +174,8 @@ class GroupedQueryAttention(_ProjectedAttention):
         if cache is not None:
             keys, values = cache.update(layer, keys, values)
         query = self._project(x, "query")
-        heads_out, weights = grouped_query_attention(query, keys, values, mask)
-        return self._output(heads_out), weights
+        heads_out, weights = self._mix(query, keys, values, mask, None)
+        return self._project_out(heads_out, x), weights
 
     def attend(self, x, positions, mask=None, *, cache: KVCache | None = None, layer: int = 0):
         """:meth:`__call__` for rows of ``x`` at ``positions``, with RoPE or ALiBi.
@@ -217,8 +217,24 @@ class GroupedQueryAttention(_ProjectedAttention):
         bias = None
         if self.position == "alibi":
             bias = _alibi(alibi_slopes(self.num_query_heads), positions, key_positions)
-        heads_out, weights = grouped_query_attention(query, keys, values, mask, bias=bias)
-        return self._output(heads_out), weights
+        heads_out, weights = self._mix(query, keys, values, mask, bias)
+        return self._project_out(heads_out, x), weights
+
+    def kernels_and_biases(self) -> dict[str, np.ndarray | None]:
+        """The constructor's weight arguments by name (``query_kernel``, ..., ``output_bias``),
+        the arrays themselves (not copies); a bias the layer lacks is ``None``."""
+        return {f"{name}_{kind}": getattr(self, f"{name}_{kind}") for kind in ("kernel", "bias")
+                for name in ("query", "key", "value", "output")}
+
+    # The two steps the variants of chapter 16 change (helpers.attention.sink_logit, .gated).
+    def _mix(self, query, keys, values, mask, bias):
+        """(heads_out, weights) of the projected heads: grouped-query attention."""
+        return grouped_query_attention(query, keys, values, mask, bias=bias)
+
+    def _project_out(self, heads_out, x):
+        """(batch, num_query_heads, n, head_dim) -> (batch, n, d_model); ``x`` is the layer's
+        input (a gate may read it)."""
+        return self._output(heads_out)
 
 
 class KVCache:
@@ -238,6 +254,13 @@ class KVCache:
         ``w``: a ring buffer of ``w`` slots per layer; position ``p`` is written to slot
         ``p % w``, overwriting position ``p - w``. Enough for a model whose attention window
         is at most ``w``.
+    sinks : int, default 0
+        With ``max_entries``: positions ``0 .. sinks-1`` get slots of their own that are
+        never overwritten, and the ring of ``w`` slots after them holds the most recent
+        positions from ``sinks`` on (position ``p >= sinks`` in slot
+        ``sinks + (p - sinks) % w``). Enough for a model whose queries see a window of at
+        most ``w`` positions and the first ``sinks`` (the mask
+        ``helpers.attention.visible_keys(..., window=w, sinks=sinks)``).
 
     Attributes
     ----------
@@ -247,9 +270,10 @@ class KVCache:
     Raises
     ------
     TypeError
-        If ``num_layers`` or ``max_entries`` is not an integer.
+        If ``num_layers``, ``max_entries`` or ``sinks`` is not an integer.
     ValueError
-        If either is below 1.
+        If ``num_layers`` or ``max_entries`` is below 1, ``sinks`` is negative, or
+        ``sinks`` comes without ``max_entries``.
 
     Notes
     -----
@@ -257,6 +281,20 @@ class KVCache:
     Scaling Transformer Inference", section 2. The ring buffer of a sliding-window model:
     Jiang et al. (2023), "Mistral 7B", section 2 ("rolling buffer cache"). Taught in
     chapters 9 and 10.
+
+    The pinned sinks: Xiao et al. (2024), "Efficient Streaming Language Models with
+    Attention Sinks" (StreamingLLM), section 3.2 ("rolling KV cache with attention
+    sinks"); taught in chapter 16. The entries keep their *original* positions
+    (:meth:`positions`): a RoPE layer rotates each key by its position in the text before
+    caching it, so decoding through this cache equals attention over the whole text with
+    the mask ``visible_keys(..., window=w, sinks=s)`` exactly (chapter 15's model,
+    ``DecoderOnlyTransformer.with_window(w, sinks=s)``). StreamingLLM instead stores the
+    keys unrotated and, at every step, rotates them by their index *in the cache*
+    (``streaming_llm/pos_shift/modify_llama.py``: ``key_position_ids =
+    torch.arange(kv_seq_len)``), so that the distances a query sees never exceed the
+    cache's size; that changes the numbers and equals no mask over the text. Its
+    ``StartRecentKVCache(start_size, recent_size)`` is ``sinks=start_size`` and
+    ``max_entries=recent_size + 1`` here (this ring also holds the position being added).
 
     Examples
     --------
@@ -266,12 +304,21 @@ class KVCache:
     ...     _ = cache.update(0, entry, entry)
     >>> cache.keys(0)[0, 0, :, 0], cache.positions()  # the last three, oldest first
     (array([2., 3., 4.]), array([2, 3, 4]))
+    >>> pinned = KVCache(num_layers=1, max_entries=3, sinks=1)
+    >>> for p in range(6):
+    ...     _ = pinned.update(0, np.full((1, 1, 1, 2), float(p)), np.ones((1, 1, 1, 2)))
+    >>> pinned.positions()                            # position 0, then the last three
+    array([0, 3, 4, 5])
     """
 
-    def __init__(self, num_layers: int, *, max_entries: int | None = None):
+    def __init__(self, num_layers: int, *, max_entries: int | None = None, sinks: int = 0):
         self.num_layers = _checks.positive_int(num_layers, "num_layers")
         self.max_entries = (None if max_entries is None
                             else _checks.positive_int(max_entries, "max_entries"))
+        self.sinks = _checks.integer(sinks, "sinks", low=0)
+        if self.sinks and self.max_entries is None:
+            raise ValueError(f"sinks={self.sinks} needs max_entries (a ring buffer): a cache "
+                             "without one keeps every position anyway")
         self._keys: list = [None] * self.num_layers
         self._values: list = [None] * self.num_layers
         self._seen = [0] * self.num_layers
@@ -283,22 +330,27 @@ class KVCache:
     def _layer(self, layer) -> int:
         return _checks.integer(layer, "layer", low=0, high=self.num_layers - 1)
 
-    def _stored(self, layer: int) -> int:
-        return min(self._seen[layer], self.max_entries or self._seen[layer])
-
-    def _order(self, layer: int) -> np.ndarray:
-        """Slots of the stored positions, oldest first."""
-        stored, seen = self._stored(layer), self._seen[layer]
+    def _kept(self, seen: int) -> np.ndarray:
+        """The positions held once ``seen`` positions have come, oldest first."""
         if self.max_entries is None:
-            return np.arange(stored)
-        return np.arange(seen - stored, seen) % self.max_entries
+            return np.arange(seen)
+        sinks = min(self.sinks, seen)
+        return np.concatenate([np.arange(sinks),
+                               np.arange(max(sinks, seen - self.max_entries), seen)])
+
+    def _slots(self, positions: np.ndarray) -> np.ndarray:
+        """Where each position is written: sinks first, then the ring."""
+        if self.max_entries is None:
+            return positions
+        ring = self.sinks + (positions - self.sinks) % self.max_entries
+        return np.where(positions < self.sinks, positions, ring)
 
     def keys(self, layer: int) -> np.ndarray:
         """Stored keys of ``layer``, oldest first: (batch, num_kv_heads, stored, head_dim)."""
         layer = self._layer(layer)
         if self._keys[layer] is None:
             raise ValueError(f"layer {layer} of the cache is empty")
-        return self._keys[layer][..., self._order(layer), :]
+        return self._keys[layer][..., self._slots(self._kept(self._seen[layer])), :]
 
     def values(self, layer: int) -> np.ndarray:
         """Stored values of ``layer``, oldest first: (batch, num_kv_heads, stored,
@@ -306,18 +358,19 @@ class KVCache:
         layer = self._layer(layer)
         if self._values[layer] is None:
             raise ValueError(f"layer {layer} of the cache is empty")
-        return self._values[layer][..., self._order(layer), :]
+        return self._values[layer][..., self._slots(self._kept(self._seen[layer])), :]
 
     def positions(self, new: int = 0) -> np.ndarray:
         """Positions of the stored entries (oldest first), followed by ``new`` positions
         still to come: the key positions a call with ``new`` tokens attends to."""
         seen = self.length
-        stored = min(seen, self.max_entries or seen)
-        return np.arange(seen - stored, seen + _checks.integer(new, "new", low=0))
+        return np.concatenate([self._kept(seen),
+                               np.arange(seen, seen + _checks.integer(new, "new", low=0))])
 
     @property
     def nbytes(self) -> int:
-        """Bytes held by all layers' key and value arrays."""
+        """Bytes held by all layers' key and value arrays (with ``max_entries``, ``sinks +
+        max_entries`` slots per layer from the first update on: constant)."""
         return int(sum(a.nbytes for a in (*self._keys, *self._values) if a is not None))
 
     def update(self, layer: int, keys, values) -> tuple[np.ndarray, np.ndarray]:
@@ -350,23 +403,26 @@ class KVCache:
         if keys.shape[:3] != values.shape[:3]:
             raise ValueError(f"keys {keys.shape} and values {values.shape} must agree on "
                              "(batch, num_kv_heads, n)")
+        new_keys, new_values = keys, values
         if self._keys[layer] is not None:
             keys = np.concatenate([self.keys(layer), keys], axis=-2)
             values = np.concatenate([self.values(layer), values], axis=-2)
-        self._store(layer, keys, values)
+        self._store(layer, keys, values, new_keys, new_values)
         return keys, values
 
-    def _store(self, layer: int, keys: np.ndarray, values: np.ndarray) -> None:
-        """Keep ``keys``/``values`` (every stored position plus the new ones) for ``layer``."""
-        new = keys.shape[-2] - self._stored(layer)
-        self._seen[layer] += new
+    def _store(self, layer: int, keys, values, new_keys, new_values) -> None:
+        """Keep the new positions' entries for ``layer``: all of ``keys``/``values`` (every
+        stored position plus the new ones) without a ring, else the new ones in their slots."""
+        first = self._seen[layer]
+        self._seen[layer] += new_keys.shape[-2]
         if self.max_entries is None:
             self._keys[layer], self._values[layer] = keys, values
             return
-        slots = np.arange(self._seen[layer] - keys.shape[-2], self._seen[layer])
-        keep = slots >= self._seen[layer] - self.max_entries    # 마지막 max_entries개만
-        for store, arr in ((self._keys, keys), (self._values, values)):
+        positions = np.arange(first, self._seen[layer])
+        keep = np.isin(positions, self._kept(self._seen[layer]))  # only positions that stay
+        slots = self._slots(positions[keep])
+        for store, arr in ((self._keys, new_keys), (self._values, new_values)):
             if store[layer] is None:
-                store[layer] = np.zeros((*arr.shape[:2], self.max_entries, arr.shape[3]),
-                                        arr.dtype)
-            store[layer][..., slots[keep] % self.max_entries, :] = arr[..., keep, :]
+                size = self.sinks + self.max_entries
+                store[layer] = np.zeros((*arr.shape[:2], size, arr.shape[3]), arr.dtype)
+            store[layer][..., slots, :] = arr[..., keep, :]
