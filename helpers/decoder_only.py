@@ -434,15 +434,16 @@ class DecoderOnlyTransformer:
     def new_cache(self, *, ring: bool = False) -> KVCache | LatentCache:
         """An empty cache for this model: a :class:`KVCache`, or a :class:`LatentCache`
         with multi-head latent attention; ``ring=True`` keeps only ``window`` entries per
-        layer (the model must have a window)."""
+        layer (the model must have a window), plus the first ``sinks`` positions pinned
+        (StreamingLLM's cache, chapter 16): its bytes stop growing, and decoding through it
+        gives what the model computes over the whole text with its mask."""
         if ring and self.window is None:
             raise ValueError("ring=True needs a model with a sliding window; window is None")
-        if ring and self.sinks:
-            raise ValueError(f"ring=True keeps only the last window={self.window} positions; "
-                             f"a model with sinks={self.sinks} needs the full cache")
         if self.uses_latent_attention:
             return LatentCache(len(self.layers))
-        return KVCache(len(self.layers), max_entries=self.window if ring else None)
+        if not ring:
+            return KVCache(len(self.layers))
+        return KVCache(len(self.layers), max_entries=self.window, sinks=self.sinks)
 
     def __call__(self, ids, *, cache: KVCache | None = None,
                  return_attention_scores: bool = False):

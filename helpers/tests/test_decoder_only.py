@@ -302,10 +302,49 @@ def test_with_window_shares_the_weights_and_equals_a_model_built_with_that_windo
     np.testing.assert_allclose(stepwise, windowed(ids), atol=1e-12)
     assert not np.allclose(windowed(ids)[:, -1], full(ids)[:, -1])
     assert not np.allclose(windowed(ids)[:, -1], full.with_window(3)(ids)[:, -1])
-    with pytest.raises(ValueError, match="sinks=1 needs the full cache"):
-        windowed.new_cache(ring=True)
     with pytest.raises(ValueError, match="sinks=2 needs a window"):
         full.with_window(None, sinks=2)
+
+
+def test_a_kv_cache_with_sinks_pins_the_first_positions_and_rings_the_rest():
+    cache = KVCache(1, max_entries=3, sinks=2)
+    sizes = []
+    for p in range(9):
+        entry, seen = np.full((1, 1, 1, 2), float(p)), cache.positions(new=1)
+        keys, _ = cache.update(0, entry, entry)
+        assert keys[0, 0, :, 0].tolist() == seen.tolist()    # what position p attends to
+        sizes.append(cache.nbytes)
+    assert cache.positions().tolist() == [0, 1, 6, 7, 8]
+    assert cache.positions(new=2).tolist() == [0, 1, 6, 7, 8, 9, 10]
+    assert set(sizes) == {(2 + 3) * 2 * 2 * 8}   # sinks + ring slots, keys and values, float64
+    early = KVCache(1, max_entries=3, sinks=2)
+    early.update(0, np.ones((1, 1, 1, 2)), np.ones((1, 1, 1, 2)))
+    assert early.positions().tolist() == [0]
+    with pytest.raises(ValueError, match="sinks=2 needs max_entries"):
+        KVCache(1, sinks=2)
+    with pytest.raises(ValueError, match="sinks"):
+        KVCache(1, max_entries=2, sinks=-1)
+
+
+@pytest.mark.parametrize("position", ["sinusoidal", "rope", "alibi"])
+@pytest.mark.parametrize("prefill", [1, 5], ids=["token_by_token", "prompt_of_5"])
+def test_decoding_through_the_pinned_ring_equals_masked_full_attention(position, prefill):
+    m = DecoderOnlyTransformer.random(
+        11, d_model=8, num_query_heads=2, num_kv_heads=1, d_ff=16, num_layers=2,
+        max_length=40, position=position, rng=np.random.default_rng(0), dtype=np.float64)
+    streaming = m.with_window(4, sinks=2)
+    ids = np.random.default_rng(1).integers(0, 11, size=(2, 20))
+    cache = streaming.new_cache(ring=True)
+    steps, sizes = [streaming(ids[:, :prefill], cache=cache)], []
+    for t in range(prefill, 20):
+        steps.append(streaming(ids[:, t:t + 1], cache=cache))
+        sizes.append(cache.nbytes)
+    np.testing.assert_allclose(np.concatenate(steps, axis=1), streaming(ids), rtol=0,
+                               atol=1e-12)
+    assert cache.positions().tolist() == [0, 1, 16, 17, 18, 19]
+    assert len(set(sizes)) == 1 and sizes[0] == 2 * (2 + 4) * m.kv_cache_bytes_per_token()
+    no_sinks = m.with_window(4)(ids)                       # the sinks change the numbers
+    assert np.abs(no_sinks[:, -1] - streaming(ids)[:, -1]).max() > 1e-3
 
 
 def rope_model():
