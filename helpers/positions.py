@@ -4,19 +4,25 @@ Three ways: the sinusoidal encoding added to the token vectors (:func:`positiona
 Vaswani et al. 2017, chapter 8), rotating queries and keys by their positions
 (:func:`rotary_position_embedding`, RoPE, chapter 11) and a bias on the attention scores
 that grows with the distance (:func:`alibi_bias`, ALiBi, chapter 11). The attention layers
-apply the last two; :mod:`helpers.transformer` re-exports all of them.
+apply the last two; :mod:`helpers.transformer` re-exports all of them. For a context longer
+than the trained one, :func:`rope_frequencies` stretches RoPE's frequencies and
+:func:`yarn_attention_factor` gives YaRN's attention temperature; :data:`PUBLISHED_ROPE`
+holds released models' RoPE settings with their sources (chapter 11).
 
 Imports only NumPy. Axis names: ``n`` (positions), ``d_model``, ``head_dim``, ``num_heads``.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from . import _checks
 
 __all__ = ["positional_encoding", "positional_shift_matrix", "rotary_position_embedding",
-           "rope_frequencies", "alibi_slopes", "alibi_bias"]
+           "rope_frequencies", "yarn_attention_factor", "RopeConfig", "PUBLISHED_ROPE",
+           "alibi_slopes", "alibi_bias"]
 
 
 # --- positional encoding -------------------------------------------------------------------------
@@ -249,10 +255,17 @@ def rope_frequencies(head_dim: int, *, factor: float = 1.0, method: str = "none"
     ``"none"``: ``theta_i = base^(-2i/head_dim)``. ``"interpolation"`` (position
     interpolation): every ``theta_i / factor``, the same as positions divided by ``factor``.
     ``"ntk"`` (NTK-aware): the base raised to ``base * factor^(head_dim / (head_dim - 2))``,
-    which leaves the fastest pair as it is and divides the slowest by ``factor``. ``"yarn"``
-    (YaRN's NTK-by-parts): a pair that turns more than ``beta`` times within
-    ``original_length`` positions keeps its frequency, one that turns less than ``alpha``
-    times is interpolated, and those between are blended linearly.
+    which leaves the fastest pair as it is and divides the slowest by ``factor``.
+    ``"by_parts"`` (NTK-by-parts): a pair that turns ``r_i = original_length theta_i / 2 pi``
+    times within the trained length keeps its frequency if ``r_i > beta``, is interpolated
+    (``theta_i / factor``) if ``r_i < alpha``, and in between gets the blend
+    ``g theta_i + (1 - g) theta_i / factor`` with ``g = (r_i - alpha) / (beta - alpha)``.
+
+    YaRN is ``"by_parts"`` (``alpha=1, beta=32``) plus an attention temperature,
+    :func:`yarn_attention_factor`; the frequencies alone are not YaRN. Llama 3.1's
+    ``rope_type="llama3"`` is ``"by_parts"`` with ``alpha = low_freq_factor = 1`` and
+    ``beta = high_freq_factor = 4`` and no temperature (tested against the rule as Meta's
+    code states it, in wavelengths).
 
     Parameters
     ----------
@@ -260,12 +273,14 @@ def rope_frequencies(head_dim: int, *, factor: float = 1.0, method: str = "none"
         Even, at least 2.
     factor : float, default 1.0
         How many times longer the context is than the trained one; at least 1.
-    method : {"none", "interpolation", "ntk", "yarn"}, default "none"
+    method : {"none", "interpolation", "ntk", "by_parts"}, default "none"
     original_length : int, optional
-        The trained context length; needed by ``"yarn"``.
+        The trained context length; needed by ``"by_parts"``.
     base : float, default 10000.0
+        Greater than 1 (Llama 3 uses 500,000, :data:`PUBLISHED_ROPE`).
     alpha, beta : float, default 1.0 and 32.0
-        YaRN's bounds on the number of turns within ``original_length``.
+        ``"by_parts"``: the numbers of turns within ``original_length`` below which a pair
+        is interpolated and above which it is kept (YaRN's ``beta_slow`` and ``beta_fast``).
 
     Returns
     -------
@@ -276,15 +291,17 @@ def rope_frequencies(head_dim: int, *, factor: float = 1.0, method: str = "none"
     TypeError
         If an argument has the wrong type.
     ValueError
-        If ``head_dim`` is odd, ``factor < 1``, ``method`` is unknown, ``"yarn"`` has no
-        ``original_length``, or ``alpha >= beta``.
+        If ``head_dim`` is odd, ``factor < 1``, ``method`` is unknown (``"yarn"`` among
+        them: see above), ``"by_parts"`` has no ``original_length``, or ``alpha >= beta``.
 
     Notes
     -----
     Chen et al. (2023), "Extending Context Window of Large Language Models via Positional
-    Interpolation", equation (4); Peng et al. (2024), "YaRN", sections 3.1 (NTK-aware,
-    equation 16) and 3.2 (NTK-by-parts, equations 17-18; YaRN adds an attention temperature,
-    left out here). Taught in chapter 11.
+    Interpolation", equation (4); Peng et al. (2024), "YaRN", section 3.1 (NTK-aware) and
+    the NTK-by-parts ramp of section 3.2 (linear in the number of turns ``r``, as in the
+    paper; the authors' code blends linearly over the pair index between rounded bounds,
+    which changes the blended pairs somewhat, not the kept or the interpolated ones). Taught
+    in chapter 11.
 
     Examples
     --------
@@ -294,29 +311,227 @@ def rope_frequencies(head_dim: int, *, factor: float = 1.0, method: str = "none"
     array([0.25 , 0.025])
     >>> rope_frequencies(4, base=100.0, factor=4, method="ntk")
     array([1.   , 0.025])
+    >>> rope_frequencies(4, base=100.0, factor=4, method="by_parts",
+    ...                  original_length=300).round(3)   # 47.7 turns: kept; 4.8: blended
+    array([1.   , 0.034])
     """
     head_dim = _checks.positive_int(head_dim, "head_dim")
     if head_dim % 2:
         raise ValueError(f"head_dim must be even (features turn in pairs); got {head_dim}")
     factor = _checks.real(factor, "factor", low=1)
-    method = _checks.one_of(method, "method", ("none", "interpolation", "ntk", "yarn"))
+    if method == "yarn":
+        raise ValueError("method='yarn' is not a set of frequencies: YaRN is method='by_parts' "
+                         "plus an attention temperature, yarn_attention_factor(factor)")
+    method = _checks.one_of(method, "method", ("none", "interpolation", "ntk", "by_parts"))
     base = _checks.real(base, "base", low=1, low_open=True)
     theta = _frequencies(head_dim, base)
     if method == "interpolation":
         return theta / factor
     if method == "ntk":
         return _frequencies(head_dim, base * factor ** (head_dim / max(head_dim - 2, 1)))
-    if method == "yarn":
+    if method == "by_parts":
         if original_length is None:
-            raise ValueError("method='yarn' needs original_length, the trained context length")
+            raise ValueError("method='by_parts' needs original_length, the trained context "
+                             "length")
         original_length = _checks.positive_int(original_length, "original_length")
         alpha, beta = _checks.real(alpha, "alpha"), _checks.real(beta, "beta")
         if alpha >= beta:
             raise ValueError(f"alpha must be below beta; got alpha={alpha}, beta={beta}")
         turns = original_length * theta / (2 * np.pi)
-        keep = np.clip((turns - alpha) / (beta - alpha), 0, 1)    # 1: 그대로, 0: 보간
+        keep = np.clip((turns - alpha) / (beta - alpha), 0, 1)    # 1: kept, 0: interpolated
         return keep * theta + (1 - keep) * theta / factor
     return theta
+
+
+def yarn_attention_factor(factor: float, *, mscale: float = 1.0) -> float:
+    """YaRN's attention temperature, as the factor ``sqrt(1/t) = 0.1 mscale ln(factor) + 1``.
+
+    YaRN divides the attention scores by a temperature ``t``,
+    ``softmax(q . k / (t sqrt(d)))``, with ``t < 1`` for a stretched context: the scores are
+    multiplied by ``1/t``, which sharpens the weights. Multiplying both the queries and the
+    keys (or RoPE's cos and sin) by ``sqrt(1/t)`` does the same, and that is how released
+    code applies it. Use it with :func:`rope_frequencies` (``method="by_parts"``); the two
+    together are YaRN.
+
+    Parameters
+    ----------
+    factor : float
+        The context's stretch ``s`` (as in :func:`rope_frequencies`); at least 1.
+    mscale : float, default 1.0
+        A multiplier of the ``0.1`` (DeepSeek-V3's configuration keys ``mscale`` and
+        ``mscale_all_dim``, both 1.0 there); greater than 0.
+
+    Returns
+    -------
+    float
+        ``sqrt(1/t)``, at least 1; 1.0 for ``factor = 1``. The scores' multiplier ``1/t`` is
+        its square.
+
+    Raises
+    ------
+    TypeError
+        If ``factor`` or ``mscale`` is not a real number.
+    ValueError
+        If ``factor < 1`` or ``mscale <= 0``.
+
+    Notes
+    -----
+    Peng et al. (2024), "YaRN: Efficient Context Window Extension of Large Language Models",
+    the section that defines YaRN (the recommended ``sqrt(1/t) = 0.1 ln(s) + 1``); the
+    authors' code (``get_mscale``) multiplies cos and sin by it. Taught in chapter 11.
+
+    Examples
+    --------
+    >>> round(yarn_attention_factor(4), 4)         # s = 4: scores x 1.1386^2 = 1.2965
+    1.1386
+    >>> yarn_attention_factor(1)
+    1.0
+    """
+    factor = _checks.real(factor, "factor", low=1)
+    mscale = _checks.real(mscale, "mscale", low=0, low_open=True)
+    return 0.1 * mscale * float(np.log(factor)) + 1.0
+
+
+@dataclass(frozen=True)
+class RopeConfig:
+    """A released model's RoPE: its base and its ``rope_scaling``, as its configuration says.
+
+    Parameters
+    ----------
+    name : str
+    rope_theta : float
+        The base of the frequencies ``theta_i = rope_theta^(-2i/rope_dim)``.
+    rope_dim : int
+        The features of a query or key head that RoPE turns (``rope_dim / 2`` pairs).
+    context_length : int
+        The context the model is documented to read, in tokens.
+    rope_scaling : dict, optional
+        The ``rope_scaling`` entry of the model's ``config.json`` with its keys and values as
+        released (``None``: no scaling). ``"rope_type"`` (or the older ``"type"``) is
+        ``"llama3"`` or ``"yarn"``.
+    source : str
+        Where the numbers come from.
+
+    Notes
+    -----
+    Checked against the released configurations and code listed in ``source`` (chapter 11).
+
+    Examples
+    --------
+    >>> llama = PUBLISHED_ROPE["Llama 3.1 8B"]
+    >>> llama.kind, llama.factor, llama.original_length, llama.turn_bounds, llama.score_scale
+    ('by_parts', 8.0, 8192, (1.0, 4.0), 1.0)
+    """
+
+    name: str
+    rope_theta: float
+    rope_dim: int
+    context_length: int
+    rope_scaling: dict | None = None
+    source: str = ""
+
+    @property
+    def kind(self) -> str:
+        """``"none"``, ``"by_parts"`` (Llama 3.1's ``"llama3"``) or ``"yarn"``."""
+        if self.rope_scaling is None:
+            return "none"
+        kind = self.rope_scaling.get("rope_type", self.rope_scaling.get("type"))
+        return {"llama3": "by_parts", "yarn": "yarn"}[kind]
+
+    @property
+    def factor(self) -> float:
+        """The stretch ``s`` of the slow pairs (1.0 without scaling)."""
+        return 1.0 if self.rope_scaling is None else float(self.rope_scaling["factor"])
+
+    @property
+    def original_length(self) -> int:
+        """The context the RoPE was trained for before it was stretched."""
+        if self.rope_scaling is None:
+            return self.context_length
+        return int(self.rope_scaling["original_max_position_embeddings"])
+
+    @property
+    def turn_bounds(self) -> tuple[float, float] | None:
+        """``(alpha, beta)`` of :func:`rope_frequencies` ``"by_parts"``; ``None`` unscaled.
+
+        Llama 3.1: ``(low_freq_factor, high_freq_factor)``. YaRN: ``(beta_slow,
+        beta_fast)``, 1 and 32 when the configuration leaves them out (the defaults of the
+        paper and of Hugging Face transformers).
+        """
+        scaling = self.rope_scaling
+        if scaling is None:
+            return None
+        if self.kind == "by_parts":
+            return float(scaling["low_freq_factor"]), float(scaling["high_freq_factor"])
+        return float(scaling.get("beta_slow", 1)), float(scaling.get("beta_fast", 32))
+
+    @property
+    def score_scale(self) -> float:
+        """What the attention scores are multiplied by, ``1/t``: 1.0 unless YaRN.
+
+        YaRN's ``yarn_attention_factor(factor, mscale=...)`` squared; DeepSeek-V3 applies it
+        to every query-key dimension (``mscale_all_dim``), not only the rotated ones.
+        """
+        if self.kind != "yarn":
+            return 1.0
+        mscale = float(self.rope_scaling.get("mscale_all_dim", self.rope_scaling.get("mscale", 1)))
+        return yarn_attention_factor(self.factor, mscale=mscale) ** 2
+
+    def frequencies(self) -> np.ndarray:
+        """The ``rope_dim / 2`` frequencies the model turns its pairs by, shape (rope_dim/2,).
+
+        Unscaled: ``theta_i``. Scaled: :func:`rope_frequencies` ``"by_parts"`` with
+        :attr:`turn_bounds`. Exact for Llama 3.1 (the same rule). For YaRN the released code
+        blends linearly over the pair index (between bounds rounded outwards) rather than
+        over the number of turns, so the blended pairs get somewhat different frequencies;
+        the kept and the interpolated pairs are the same (tested for both YaRN models here).
+        """
+        if self.rope_scaling is None:
+            return rope_frequencies(self.rope_dim, base=self.rope_theta)
+        alpha, beta = self.turn_bounds
+        return rope_frequencies(self.rope_dim, factor=self.factor, method="by_parts",
+                                original_length=self.original_length, base=self.rope_theta,
+                                alpha=alpha, beta=beta)
+
+
+_LLAMA_MODELS = "meta-llama/llama-models (GitHub), "
+PUBLISHED_ROPE = {
+    "Llama 3 8B": RopeConfig(
+        "Llama 3 8B", rope_theta=500_000.0, rope_dim=128, context_length=8192,
+        source=_LLAMA_MODELS + "models/sku_list.py at 8c88b8c (llama3_8b: dim 4096, "
+               "n_heads 32, rope_theta 500000.0, use_scaled_rope False) and "
+               "models/llama3/model.py (old_context_len = 8192, 'original llama3 length')"),
+    "Llama 3.1 8B": RopeConfig(
+        "Llama 3.1 8B", rope_theta=500_000.0, rope_dim=128, context_length=131_072,
+        rope_scaling={"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
+                      "high_freq_factor": 4.0, "original_max_position_embeddings": 8192},
+        source=_LLAMA_MODELS + "models/sku_list.py at 8c88b8c (llama3_1_8b: dim 4096, "
+               "n_heads 32, rope_theta 500000.0, use_scaled_rope True), "
+               "models/llama3/model.py apply_scaling (scale_factor 8, low_freq_factor 1, "
+               "high_freq_factor 4, old_context_len 8192), models/llama3_1/api/sku_list.py "
+               "(CONTEXT_LENGTH 131072); the same numbers in meta-llama/Llama-3.1-8B "
+               "config.json"),
+    "Qwen2.5 7B": RopeConfig(
+        "Qwen2.5 7B", rope_theta=1_000_000.0, rope_dim=128, context_length=131_072,
+        rope_scaling={"type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768},
+        source="QwenLM/Qwen2.5 (GitHub) at 486bf75, docs/source/deployment/vllm.md (the "
+               "rope_scaling to add for long texts) and docs/source/getting_started/"
+               "concepts.md (131,072 tokens with YaRN for 7B and larger); "
+               "Qwen/Qwen2.5-7B-Instruct config.json (rope_theta 1000000.0, hidden_size "
+               "3584, num_attention_heads 28)"),
+    "DeepSeek-V3": RopeConfig(
+        "DeepSeek-V3", rope_theta=10_000.0, rope_dim=64, context_length=131_072,
+        rope_scaling={"type": "yarn", "factor": 40, "beta_fast": 32, "beta_slow": 1,
+                      "mscale": 1.0, "mscale_all_dim": 1.0,
+                      "original_max_position_embeddings": 4096},
+        source="deepseek-ai/DeepSeek-V3 config.json (rope_scaling, rope_theta 10000); "
+               "deepseek-ai/DeepSeek-V3 (GitHub) inference/model.py (ModelArgs: "
+               "original_seq_len 4096, rope_factor 40, beta_fast 32, beta_slow 1, "
+               "mscale 1.0; MLA multiplies softmax_scale by mscale^2), "
+               "inference/configs/config_671B.json (qk_rope_head_dim 64) and README "
+               "(context 128K)"),
+}
+"""RoPE and its scaling in released models, each with its source (printed in chapter 11)."""
 
 
 def alibi_slopes(num_heads: int) -> np.ndarray:

@@ -177,8 +177,12 @@ DESCRIPTIONS = {
                                                 "위치 15와 63 사이의 차이"),
     "ch11_scaled_16_interpolation": ("같은 RoPE 모델에 추가 학습 없이 위치 보간(4배)을 적용했을 때 "
                                      "길이 16에서 맞게 읽은 비율"),
-    "ch11_scaled_16_yarn": ("같은 RoPE 모델에 추가 학습 없이 YaRN(4배)을 적용했을 때 "
-                            "길이 16에서 맞게 읽은 비율"),
+    "ch11_scaled_16_by_parts": ("같은 RoPE 모델에 추가 학습 없이 NTK-by-parts(4배)를 "
+                                "적용했을 때 길이 16에서 맞게 읽은 비율"),
+    "ch11_scaled_16_yarn": ("같은 RoPE 모델에 추가 학습 없이 YaRN(4배, NTK-by-parts와 온도)을 "
+                            "적용했을 때 길이 16에서 맞게 읽은 비율"),
+    "ch11_yarn_temperature_change_16": ("YaRN의 온도가 NTK-by-parts만일 때의 길이 16 정확도를 "
+                                        "바꾼 폭의 절댓값(%p)"),
     "ch11_scaled_16_ntk": ("같은 RoPE 모델에 추가 학습 없이 NTK-aware 보간(4배)을 적용했을 때 "
                            "길이 16에서 맞게 읽은 비율"),
     "ch11_scaled_64_ntk_gain": ("NTK-aware 보간이 길이 64의 정확도를 원래 RoPE 모델보다 "

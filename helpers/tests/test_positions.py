@@ -8,12 +8,15 @@ import numpy as np
 import pytest
 
 from helpers.positions import (
+    PUBLISHED_ROPE,
+    RopeConfig,
     alibi_bias,
     alibi_slopes,
     positional_encoding,
     positional_shift_matrix,
     rope_frequencies,
     rotary_position_embedding,
+    yarn_attention_factor,
 )
 
 
@@ -227,12 +230,108 @@ def test_rope_frequencies_by_method():
     ntk = rope_frequencies(8, factor=4, method="ntk")
     assert ntk[0] == theta[0] and np.isclose(ntk[-1], theta[-1] / 4)
     assert np.all(ntk <= theta) and np.all(ntk >= theta / 4)
-    yarn = rope_frequencies(8, factor=4, method="yarn", original_length=16)
+    parts = rope_frequencies(8, factor=4, method="by_parts", original_length=16)
     turns = 16 * theta / (2 * np.pi)                 # 2.5, 0.25, 0.025, 0.0025 turns
-    assert np.allclose(yarn[turns < 1], theta[turns < 1] / 4)   # slow pairs interpolated
-    assert theta[0] / 4 < yarn[0] < theta[0]                      # blended
-    long = rope_frequencies(8, factor=4, method="yarn", original_length=10_000)
+    assert np.allclose(parts[turns < 1], theta[turns < 1] / 4)   # slow pairs interpolated
+    assert theta[0] / 4 < parts[0] < theta[0]                      # blended
+    g = (turns[0] - 1) / (32 - 1)                                  # the ramp, in turns
+    assert np.isclose(parts[0], g * theta[0] + (1 - g) * theta[0] / 4)
+    long = rope_frequencies(8, factor=4, method="by_parts", original_length=10_000)
     assert np.allclose(long[:2], theta[:2])          # fast pairs (many turns) keep theirs
+
+
+def wavelength_rule(theta, factor, low_freq_factor, high_freq_factor, original_length):
+    """Llama 3.1's rule in its own terms: wavelengths against original_length / factors."""
+    wavelength = 2 * np.pi / theta
+    short = original_length / high_freq_factor   # shorter wavelengths: kept
+    long = original_length / low_freq_factor     # longer wavelengths: divided by factor
+    smooth = (original_length / wavelength - low_freq_factor) / (
+        high_freq_factor - low_freq_factor)
+    blended = (1 - smooth) * theta / factor + smooth * theta
+    return np.where(wavelength < short, theta, np.where(wavelength > long, theta / factor,
+                                                        blended))
+
+
+def test_by_parts_with_llama_bounds_is_llama_3_1s_rule():
+    llama = PUBLISHED_ROPE["Llama 3.1 8B"]
+    theta = rope_frequencies(128, base=500_000.0)
+    expected = wavelength_rule(theta, 8.0, 1.0, 4.0, 8192)
+    np.testing.assert_allclose(llama.frequencies(), expected, rtol=1e-12)
+    np.testing.assert_allclose(
+        rope_frequencies(128, factor=8, method="by_parts", original_length=8192,
+                         base=500_000.0, alpha=1, beta=4), expected, rtol=1e-12)
+    kept, divided = llama.frequencies() == theta, np.isclose(llama.frequencies(), theta / 8)
+    assert (kept.sum(), divided.sum(), 64 - kept.sum() - divided.sum()) == (29, 29, 6)
+
+
+def ramp_over_pair_index(config: RopeConfig) -> np.ndarray:
+    """YaRN as released code computes it: the blend is linear in the pair's index, between
+    the index where a pair turns beta_fast times (rounded down) and beta_slow times (up)."""
+    d, base, length = config.rope_dim, config.rope_theta, config.original_length
+    alpha, beta = config.turn_bounds
+
+    def index_of(turns):                    # the (real) pair index that turns `turns` times
+        return d * math.log(length / (2 * math.pi * turns)) / (2 * math.log(base))
+
+    low, high = max(math.floor(index_of(beta)), 0), min(math.ceil(index_of(alpha)), d - 1)
+    keep = 1 - np.clip((np.arange(d // 2) - low) / (high - low), 0, 1)
+    theta = rope_frequencies(d, base=base)
+    return keep * theta + (1 - keep) * theta / config.factor
+
+
+@pytest.mark.parametrize("name", ["Qwen2.5 7B", "DeepSeek-V3"])
+def test_yarn_models_differ_from_released_code_only_in_blended_pairs(name):
+    config = PUBLISHED_ROPE[name]
+    ours, released = config.frequencies(), ramp_over_pair_index(config)
+    theta = rope_frequencies(config.rope_dim, base=config.rope_theta)
+    turns = config.original_length * theta / (2 * np.pi)
+    alpha, beta = config.turn_bounds
+    outside = (turns > beta) | (turns < alpha)
+    np.testing.assert_allclose(ours[outside], released[outside], rtol=1e-12)
+    assert np.all(ours[turns > beta] == theta[turns > beta])
+    assert not np.allclose(ours[~outside], released[~outside])   # the ramps differ between
+
+
+def test_yarn_attention_factor():
+    assert yarn_attention_factor(1) == 1.0
+    assert yarn_attention_factor(4) == pytest.approx(0.1 * math.log(4) + 1)
+    assert yarn_attention_factor(40, mscale=0.5) == pytest.approx(0.05 * math.log(40) + 1)
+    factors = [yarn_attention_factor(s) for s in (1, 2, 8, 32, 128)]
+    assert factors == sorted(factors) and factors[-1] < 1.5       # grows slowly with s
+    for call, error, message in [(lambda: yarn_attention_factor(0.5), ValueError, "factor"),
+                                 (lambda: yarn_attention_factor("4"), TypeError, "factor"),
+                                 (lambda: yarn_attention_factor(4, mscale=0), ValueError,
+                                  "mscale")]:
+        with pytest.raises(error, match=message):
+            call()
+
+
+def test_scaling_queries_and_keys_by_the_factor_multiplies_scores_by_its_square():
+    rng = np.random.default_rng(0)
+    q, k = rng.normal(size=(2, 5, 8))
+    a = yarn_attention_factor(16)
+    turned_q = rotary_position_embedding(a * q)
+    turned_k = rotary_position_embedding(a * k)
+    plain = rotary_position_embedding(q) @ rotary_position_embedding(k).T
+    np.testing.assert_allclose(turned_q @ turned_k.T, a ** 2 * plain, rtol=1e-12)
+
+
+def test_published_rope_configurations():
+    assert set(PUBLISHED_ROPE) == {"Llama 3 8B", "Llama 3.1 8B", "Qwen2.5 7B", "DeepSeek-V3"}
+    for name, config in PUBLISHED_ROPE.items():
+        assert config.name == name and config.source
+        assert config.frequencies().shape == (config.rope_dim // 2,)
+    llama3, qwen, deepseek = (PUBLISHED_ROPE[n] for n in ("Llama 3 8B", "Qwen2.5 7B",
+                                                           "DeepSeek-V3"))
+    assert llama3.kind == "none" and llama3.turn_bounds is None and llama3.factor == 1.0
+    np.testing.assert_allclose(llama3.frequencies(), rope_frequencies(128, base=500_000.0))
+    assert (qwen.kind, qwen.factor, qwen.original_length, qwen.turn_bounds) == (
+        "yarn", 4.0, 32768, (1.0, 32.0))            # transformers' defaults: 1 and 32
+    assert qwen.original_length * qwen.factor == qwen.context_length
+    assert qwen.score_scale == pytest.approx((0.1 * math.log(4) + 1) ** 2)
+    assert deepseek.score_scale == pytest.approx((0.1 * math.log(40) + 1) ** 2)
+    assert deepseek.original_length * deepseek.factor == 163_840 > deepseek.context_length
+    assert PUBLISHED_ROPE["Llama 3.1 8B"].score_scale == 1.0       # no temperature
 
 
 def test_rope_frequencies_override_the_base():
@@ -246,7 +345,11 @@ def test_rope_frequencies_override_the_base():
 
 def test_rope_frequencies_reject_bad_input():
     with pytest.raises(ValueError, match="needs original_length"):
-        rope_frequencies(8, factor=2, method="yarn")
+        rope_frequencies(8, factor=2, method="by_parts")
+    with pytest.raises(ValueError, match="yarn_attention_factor"):
+        rope_frequencies(8, factor=2, method="yarn", original_length=16)
+    with pytest.raises(ValueError, match="alpha must be below beta"):
+        rope_frequencies(8, factor=2, method="by_parts", original_length=16, alpha=4, beta=4)
     with pytest.raises(ValueError, match="factor"):
         rope_frequencies(8, factor=0.5, method="ntk")
     with pytest.raises(ValueError, match="method"):
