@@ -38,10 +38,12 @@ import numpy as np
 from . import _checks
 from ._initializers import glorot_uniform
 from .attention import (
+    GatedAttention,
     GroupedQueryAttention,
     KVCache,
     LatentCache,
     MultiHeadLatentAttention,
+    SinkLogitAttention,
     visible_keys,
 )
 from .normalization import LayerNormalization, RMSNorm
@@ -55,6 +57,10 @@ __all__ = ["GroupedQueryAttention", "KVCache", "LatentCache", "MultiHeadLatentAt
 POSITIONS = ("sinusoidal", "rope", "alibi", "none")  # a model's ways of knowing positions
 LATENT_SIZES = ("latent_dim", "query_latent_dim", "rope_dim")  # a latent layer's sizes
 _IN_ATTENTION = {"sinusoidal": "none", "rope": "rope", "alibi": "alibi", "none": "none"}
+# The attention of every layer (chapter 16): plain softmax, gpt-oss's sink logit, Qwen's gate.
+_VARIANTS = {"softmax": GroupedQueryAttention, "sink_logit": SinkLogitAttention,
+             "gated": GatedAttention}
+VARIANTS = tuple(_VARIANTS)
 
 
 class DecoderOnlyLayer(_TransformerLayer):
@@ -103,7 +109,7 @@ class DecoderOnlyLayer(_TransformerLayer):
         """Copy a built ``helpers.keras_decoder_only.DecoderOnlyLayer``."""
         _checks.built(layer, "DecoderOnlyLayer")
         attention = (MultiHeadLatentAttention if getattr(layer, "latent", None)
-                     else GroupedQueryAttention)
+                     else _VARIANTS[getattr(layer, "variant", "softmax")])
         return cls(attention.from_keras(layer.self_attention),
                    FeedForward.from_keras(layer.ffn_1, layer.ffn_2),
                    LayerNormalization.from_keras(layer.self_attention_norm),
@@ -246,13 +252,15 @@ class DecoderOnlyTransformer:
     def random(cls, vocab_size: int, *, d_model: int, num_query_heads: int, num_kv_heads: int,
                d_ff: int, num_layers: int, max_length: int | None, rng: np.random.Generator,
                window: int | None = None, dtype=np.float32,
-               position: str = "sinusoidal",
-               latent: dict | None = None) -> DecoderOnlyTransformer:
+               position: str = "sinusoidal", latent: dict | None = None,
+               variant: str = "softmax") -> DecoderOnlyTransformer:
         """Random weights as Keras initialises them (uniform embedding in [-0.05, 0.05],
         Glorot-uniform kernels, zero biases, gamma 1, beta 0), cast to ``dtype``; the
         layers' attention set for ``position``. ``latent``: multi-head latent attention of
         these sizes (``latent_dim``, ``query_latent_dim``, ``rope_dim``) in every layer, with
-        ``num_query_heads`` heads of ``d_model // num_query_heads``.
+        ``num_query_heads`` heads of ``d_model // num_query_heads``. ``variant``:
+        ``"sink_logit"`` (:class:`~helpers.attention.SinkLogitAttention`, sink logits 0) or
+        ``"gated"`` (:class:`~helpers.attention.GatedAttention`) in every layer (chapter 16).
 
         Raises
         ------
@@ -262,11 +270,14 @@ class DecoderOnlyTransformer:
         rng = _checks.generator(rng)
         vocab = _checks.integer(vocab_size, "vocab_size", low=2)
         in_attention = _IN_ATTENTION[_checks.one_of(position, "position", POSITIONS)]
+        grouped = _VARIANTS[_checks.one_of(variant, "variant", VARIANTS)]
+        if latent is not None and variant != "softmax":
+            raise ValueError(f"variant={variant!r} needs grouped-query attention; got latent")
 
         def attention():
             if latent is None:
-                return GroupedQueryAttention.random(d_model, num_query_heads, num_kv_heads,
-                                                    rng=rng, position=in_attention)
+                return grouped.random(d_model, num_query_heads, num_kv_heads, rng=rng,
+                                      position=in_attention)
             return MultiHeadLatentAttention.random(
                 d_model, num_heads=num_query_heads, rng=rng,
                 head_dim=_checks.key_dim(d_model, num_query_heads),

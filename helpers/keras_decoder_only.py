@@ -18,6 +18,11 @@ rotates queries and keys, :class:`AlibiBias` adds the ALiBi bias to the scores (
 :class:`PositionalSelfAttention` (grouped-query self-attention written with ``keras.ops``,
 since ``GroupQueryAttention`` computes its scores internally) uses one of them;
 :func:`build_decoder_only_with_position` builds the model with either, or with no position.
+
+The attention variants of chapter 16 (``variant``): ``"sink_logit"`` gives every head of
+:class:`PositionalSelfAttention` gpt-oss's learned sink logit, ``"gated"`` Qwen3-Next's
+sigmoid gate on every head's output, taken from a query projection twice as wide; both go
+with every position, and the builders pass ``variant`` down to every layer.
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ import numpy as np
 
 from . import _checks
 from ._tensorflow import keras
-from .decoder_only import _IN_ATTENTION, LATENT_SIZES, POSITIONS
+from .decoder_only import _IN_ATTENTION, LATENT_SIZES, POSITIONS, VARIANTS
 from .keras_latent_attention import MultiHeadLatentAttention
 from .keras_positions import AlibiBias, RotaryPositionEmbedding, _window_mask
 from .keras_transformer import _embedding, _TransformerLayer
@@ -57,6 +62,14 @@ class PositionalSelfAttention(keras.layers.Layer):
         ``num_query_heads``.
     position : {"rope", "alibi", "none"}, default "rope"
         ``"none"``: plain grouped-query attention.
+    variant : {"softmax", "sink_logit", "gated"}, default "softmax"
+        ``"sink_logit"``: one more weight ``sink_logits`` (num_query_heads,), initially 0,
+        whose logit joins every row of the scores before the softmax and leaves after it
+        (gpt-oss; NumPy twin :class:`helpers.attention.SinkLogitAttention`). ``"gated"``:
+        the ``query`` kernel is (d_model, num_query_heads, 2 * head_dim); each head's first
+        ``head_dim`` outputs are its query, the next ``head_dim`` its gate logits, and the
+        heads' outputs are multiplied by their sigmoid before ``attention_output``
+        (Qwen3-Next; NumPy twin :class:`helpers.attention.GatedAttention`).
     **kwargs
         Passed to ``keras.layers.Layer``.
 
@@ -82,11 +95,12 @@ class PositionalSelfAttention(keras.layers.Layer):
     Notes
     -----
     Su et al. (2021); Press, Smith and Lewis (2022); Ainslie et al. (2023). Taught in
-    chapter 11.
+    chapter 11. The variants: OpenAI (2025), gpt-oss; Qiu et al. (2025), gated attention;
+    chapter 16.
     """
 
     def __init__(self, head_dim: int, num_query_heads: int, num_key_value_heads: int, *,
-                 position: str = "rope", **kwargs):
+                 position: str = "rope", variant: str = "softmax", **kwargs):
         super().__init__(**kwargs)
         self.head_dim = _checks.positive_int(head_dim, "head_dim")
         self.num_query_heads = _checks.positive_int(num_query_heads, "num_query_heads")
@@ -96,6 +110,7 @@ class PositionalSelfAttention(keras.layers.Layer):
             raise ValueError(f"num_key_value_heads={self.num_key_value_heads} must divide "
                              f"num_query_heads={self.num_query_heads}")
         self.position = _checks.one_of(position, "position", ("rope", "alibi", "none"))
+        self.variant = _checks.one_of(variant, "variant", VARIANTS)
         self.rotary = RotaryPositionEmbedding(name="rotary")
         self.alibi = AlibiBias(self.num_query_heads, name="alibi")
 
@@ -103,9 +118,11 @@ class PositionalSelfAttention(keras.layers.Layer):
         value_shape = query_shape if value_shape is None else value_shape
         heads = {"query": self.num_query_heads, "key": self.num_key_value_heads,
                  "value": self.num_key_value_heads}
+        gated = self.variant == "gated"   # the query projection also makes the gate logits
         for name, count in heads.items():
+            width = self.head_dim * (2 if gated and name == "query" else 1)
             dense = keras.layers.EinsumDense(
-                "bqm,muh->bquh", output_shape=(None, count, self.head_dim), bias_axes="uh",
+                "bqm,muh->bquh", output_shape=(None, count, width), bias_axes="uh",
                 name=name)
             dense.build(query_shape if name == "query" else value_shape)
             setattr(self, f"{name}_dense", dense)
@@ -114,6 +131,9 @@ class PositionalSelfAttention(keras.layers.Layer):
             name="attention_output")
         self.output_dense.build((None, None, self.num_query_heads, self.head_dim))
         self.rotary.build((None, None, None, self.head_dim))
+        if self.variant == "sink_logit":
+            self.sink_logits = self.add_weight(shape=(self.num_query_heads,),
+                                               initializer="zeros", name="sink_logits")
 
     def _heads(self, dense, x):
         """(batch, n, d_model) → (batch, heads, n, head_dim)."""
@@ -122,6 +142,8 @@ class PositionalSelfAttention(keras.layers.Layer):
     def call(self, query, value, attention_mask=None, use_causal_mask=False,
              return_attention_scores=False, training=None):
         q = self._heads(self.query_dense, query)
+        if self.variant == "gated":     # Qwen3-Next: each head's query, then its gate
+            q, gate = q[..., :self.head_dim], q[..., self.head_dim:]
         k, v = self._heads(self.key_dense, value), self._heads(self.value_dense, value)
         if self.position == "rope":
             q, k = self.rotary(q), self.rotary(k)
@@ -133,10 +155,22 @@ class PositionalSelfAttention(keras.layers.Layer):
         mask = _combined_mask(scores, attention_mask, use_causal_mask)
         if mask is not None:
             scores = keras.ops.where(mask, scores, -1e9)
-        weights = keras.ops.softmax(scores, axis=-1)
+        weights = self._softmax(scores)
         heads = keras.ops.einsum("buqk,bukh->bquh", weights, v)
+        if self.variant == "gated":
+            heads = heads * keras.ops.sigmoid(keras.ops.transpose(gate, (0, 2, 1, 3)))
         output = self.output_dense(heads)
         return (output, weights) if return_attention_scores else output
+
+    def _softmax(self, scores):
+        """The weights; with the sink logit, softmax over the keys and the sink, whose
+        column is then dropped (rows sum to less than 1)."""
+        if self.variant != "sink_logit":
+            return keras.ops.softmax(scores, axis=-1)
+        sinks = keras.ops.reshape(keras.ops.cast(self.sink_logits, scores.dtype), (1, -1, 1, 1))
+        column = keras.ops.zeros_like(scores[..., :1]) + sinks     # (batch, heads, n_q, 1)
+        return keras.ops.softmax(keras.ops.concatenate([scores, column], axis=-1),
+                                 axis=-1)[..., :-1]
 
     def compute_output_shape(self, query_shape, value_shape=None):
         return query_shape
@@ -144,7 +178,8 @@ class PositionalSelfAttention(keras.layers.Layer):
     def get_config(self):
         return {**super().get_config(), "head_dim": self.head_dim,
                 "num_query_heads": self.num_query_heads,
-                "num_key_value_heads": self.num_key_value_heads, "position": self.position}
+                "num_key_value_heads": self.num_key_value_heads, "position": self.position,
+                "variant": self.variant}
 
 
 def _combined_mask(scores, attention_mask, use_causal_mask):
@@ -192,6 +227,9 @@ class DecoderOnlyLayer(_TransformerLayer):
         ``num_query_heads`` heads of ``head_dim`` (its own decoupled RoPE included). Then
         ``num_kv_heads`` equals ``num_query_heads`` (MLA rebuilds a key and a value per
         head), there is no window and ``position`` is ``"none"``.
+    variant : {"softmax", "sink_logit", "gated"}, default "softmax"
+        The attention's softmax and output (:class:`PositionalSelfAttention`, chapter 16);
+        not with ``latent``.
     **kwargs
         Passed to ``keras.layers.Layer`` (``name``, ...).
 
@@ -207,8 +245,8 @@ class DecoderOnlyLayer(_TransformerLayer):
         If a size is not an integer.
     ValueError
         If a size is below 1 or a head count does not divide, or ``latent`` comes with
-        another ``num_kv_heads``, a window or a position; when built, if ``x`` does not have
-        shape (batch, n, d_model).
+        another ``num_kv_heads``, a window, a position or a variant; when built, if ``x``
+        does not have shape (batch, n, d_model).
 
     Notes
     -----
@@ -219,18 +257,20 @@ class DecoderOnlyLayer(_TransformerLayer):
 
     def __init__(self, d_model: int, num_query_heads: int, num_kv_heads: int, d_ff: int, *,
                  window: int | None = None, dropout: float = 0.0, position: str = "none",
-                 latent: dict | None = None, **kwargs):
+                 latent: dict | None = None, variant: str = "softmax", **kwargs):
         kv = _checks.positive_int(num_kv_heads, "num_kv_heads")
         if _checks.positive_int(num_query_heads, "num_query_heads") % kv:
             raise ValueError(f"num_kv_heads={kv} must divide num_query_heads={num_query_heads}")
         self._num_kv_heads = kv
         self.position = _checks.one_of(position, "position", ("none", "rope", "alibi"))
+        self.variant = _checks.one_of(variant, "variant", VARIANTS)
         self._latent = None if latent is None else _checks.sizes(latent, "latent", LATENT_SIZES)
         if self._latent and (kv != num_query_heads or window is not None
-                             or self.position != "none"):
+                             or self.position != "none" or self.variant != "softmax"):
             raise ValueError("latent (multi-head latent attention) needs num_kv_heads == "
-                             "num_query_heads, window=None and position='none'; got "
-                             f"num_kv_heads={kv}, window={window}, position={position!r}")
+                             "num_query_heads, window=None, position='none' and "
+                             f"variant='softmax'; got num_kv_heads={kv}, window={window}, "
+                             f"position={position!r}, variant={variant!r}")
         super().__init__(d_model, num_query_heads, d_ff, dropout=dropout, norm_first=True,
                          **kwargs)
         self.num_kv_heads = kv
@@ -240,9 +280,10 @@ class DecoderOnlyLayer(_TransformerLayer):
         if self._latent:
             return MultiHeadLatentAttention(self.num_heads, self.key_dim, name=name,
                                             **self._latent)
-        if self.position != "none":
+        if self.position != "none" or self.variant != "softmax":
             return PositionalSelfAttention(self.key_dim, self.num_heads, self._num_kv_heads,
-                                           position=self.position, name=name)
+                                           position=self.position, variant=self.variant,
+                                           name=name)
         return keras.layers.GroupQueryAttention(
             head_dim=self.key_dim, num_query_heads=self.num_heads,
             num_key_value_heads=self._num_kv_heads, name=name)
@@ -271,7 +312,7 @@ class DecoderOnlyLayer(_TransformerLayer):
         config.pop("norm_first")
         config["num_query_heads"] = config.pop("num_heads")
         return {**config, "num_kv_heads": self.num_kv_heads, "window": self.window,
-                "position": self.position, "latent": self.latent}
+                "position": self.position, "latent": self.latent, "variant": self.variant}
 
     @property
     def latent(self) -> dict | None:
@@ -282,7 +323,7 @@ class DecoderOnlyLayer(_TransformerLayer):
 def build_decoder_only(vocab_size: int, *, d_model: int = 32, num_query_heads: int = 4,
                        num_kv_heads: int = 4, d_ff: int = 64, num_layers: int = 2,
                        max_length: int = 32, window: int | None = None,
-                       latent: dict | None = None):
+                       latent: dict | None = None, variant: str = "softmax"):
     """A decoder-only Transformer language model: token ids → next-token logits.
 
     ids → ``decoder_embedding`` (embedding × sqrt(d_model) + sinusoidal PE) →
@@ -303,6 +344,8 @@ def build_decoder_only(vocab_size: int, *, d_model: int = 32, num_query_heads: i
     latent : dict, optional
         Multi-head latent attention in every layer, with these sizes (see
         :class:`DecoderOnlyLayer`); ``num_kv_heads`` must then equal ``num_query_heads``.
+    variant : {"softmax", "sink_logit", "gated"}, default "softmax"
+        The attention of every layer (:class:`PositionalSelfAttention`, chapter 16).
 
     Returns
     -------
@@ -334,7 +377,7 @@ def build_decoder_only(vocab_size: int, *, d_model: int = 32, num_query_heads: i
     x = _embedding(vocab_size, d_model, max_length, "decoder")(ids)
     for i in range(num_layers):
         layer = DecoderOnlyLayer(d_model, num_query_heads, num_kv_heads, d_ff, window=window,
-                                 latent=latent, name=f"decoder_layer_{i}")
+                                 latent=latent, variant=variant, name=f"decoder_layer_{i}")
         x = layer(x)
     x = keras.layers.LayerNormalization(name="final_norm")(x)
     logits = keras.layers.Dense(vocab_size, name="logits")(x)
@@ -344,7 +387,8 @@ def build_decoder_only(vocab_size: int, *, d_model: int = 32, num_query_heads: i
 def build_decoder_only_with_position(vocab_size: int, *, position: str = "rope",
                                      d_model: int = 32, num_query_heads: int = 4,
                                      num_kv_heads: int = 4, d_ff: int = 64, num_layers: int = 2,
-                                     max_length: int = 32, window: int | None = None):
+                                     max_length: int = 32, window: int | None = None,
+                                     variant: str = "softmax"):
     """:func:`build_decoder_only` with a choice of how the model knows positions.
 
     ``"sinusoidal"``: :func:`build_decoder_only` itself. ``"rope"`` and ``"alibi"``: no
@@ -354,7 +398,7 @@ def build_decoder_only_with_position(vocab_size: int, *, position: str = "rope",
 
     Parameters
     ----------
-    vocab_size, d_model, num_query_heads, num_kv_heads, d_ff, num_layers, window
+    vocab_size, d_model, num_query_heads, num_kv_heads, d_ff, num_layers, window, variant
         As in :func:`build_decoder_only`.
     position : {"sinusoidal", "rope", "alibi", "none"}, default "rope"
     max_length : int, default 32
@@ -381,7 +425,7 @@ def build_decoder_only_with_position(vocab_size: int, *, position: str = "rope",
     Information" (``"none"``). Taught in chapter 11.
     """
     sizes = dict(d_model=d_model, num_query_heads=num_query_heads, num_kv_heads=num_kv_heads,
-                 d_ff=d_ff, num_layers=num_layers, window=window)
+                 d_ff=d_ff, num_layers=num_layers, window=window, variant=variant)
     if _checks.one_of(position, "position", POSITIONS) == "sinusoidal":
         return build_decoder_only(vocab_size, max_length=max_length, **sizes)
     _checks.integer(vocab_size, "vocab_size", low=2)
@@ -393,7 +437,8 @@ def build_decoder_only_with_position(vocab_size: int, *, position: str = "rope",
     ], name="decoder_embedding")(ids)
     for i in range(num_layers):
         x = DecoderOnlyLayer(d_model, num_query_heads, num_kv_heads, d_ff, window=window,
-                             position=_IN_ATTENTION[position], name=f"decoder_layer_{i}")(x)
+                             position=_IN_ATTENTION[position], variant=variant,
+                             name=f"decoder_layer_{i}")(x)
     x = keras.layers.LayerNormalization(name="final_norm")(x)
     logits = keras.layers.Dense(vocab_size, name="logits")(x)
     return keras.Model(ids, logits, name="decoder_only")

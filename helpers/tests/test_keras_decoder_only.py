@@ -378,3 +378,105 @@ def test_latent_model_trains_together_with_a_grouped_query_model():
     train_together(models, inputs, targets, weights, batch_size=32, warmup_steps=1)
     after = np.asarray(models[1].get_layer("decoder_layer_0").self_attention.w_dkv)
     assert not np.allclose(before[0], after)
+
+
+# --- the attention variants of chapter 16: sink logit (gpt-oss), output gate (Qwen3-Next) ----
+
+VARIANT = pytest.mark.parametrize("variant", ["sink_logit", "gated"])
+
+
+def variant_model(variant, position, window=None, seed=0):
+    model = build_decoder_only_with_position(
+        13, position=position, d_model=16, num_query_heads=4, num_kv_heads=2, d_ff=24,
+        num_layers=2, max_length=20, window=window, variant=variant)
+    rng = np.random.default_rng(seed)
+    for variable in model.weights:                   # the sink logits and the gate too
+        variable.assign(variable + rng.normal(scale=0.2, size=variable.shape).astype("float32"))
+    return model
+
+
+@VARIANT
+@POSITION
+def test_numpy_twin_of_each_variant_gives_the_keras_logits_and_weights(variant, position):
+    model = variant_model(variant, position, window=4 if position == "rope" else None)
+    ids = np.random.default_rng(1).integers(0, 13, size=(3, 9)).astype("int32")
+    twin = DecoderOnlyTransformer.from_keras(model)
+    attention = twin.layers[0].self_attention
+    assert type(attention).__name__ == {"sink_logit": "SinkLogitAttention",
+                                        "gated": "GatedAttention"}[variant]
+    assert twin.count_params() == model.count_params()
+    assert np.abs(twin(ids) - np.asarray(model(ids))).max() < ATOL
+    x = model.get_layer("decoder_embedding")(ids)
+    _, keras_weights = model.get_layer("decoder_layer_0")(x, return_attention_scores=True)
+    _, numpy_weights = twin(ids, return_attention_scores=True)
+    assert np.abs(np.asarray(keras_weights) - numpy_weights[0]).max() < ATOL
+    totals = numpy_weights[0].sum(axis=-1)
+    if variant == "sink_logit":                      # the sink keeps a share of the rows
+        assert totals.max() < 1 + 1e-6 and totals.mean() < 0.9
+    else:
+        assert np.abs(totals - 1).max() < 1e-5       # the gate comes after the softmax
+
+
+@VARIANT
+def test_cached_numpy_generation_of_each_variant_agrees_with_keras(variant):
+    model = variant_model(variant, "rope", seed=4)
+    twin = DecoderOnlyTransformer.from_keras(model)
+    ids = np.random.default_rng(5).integers(0, 13, size=(4, 5)).astype("int32")
+    generated, logits = greedy_generate(twin, ids, 6, cache=twin.new_cache())
+    sequence = np.concatenate([ids, generated], axis=1).astype("int32")
+    assert np.abs(np.asarray(model(sequence[:, :-1]))[:, 4:] - logits).max() < ATOL
+
+
+def test_the_gated_layer_widens_its_query_kernel_and_the_sink_layer_adds_one_logit_per_head():
+    x = np.random.default_rng(6).normal(size=(2, 5, 8)).astype("float32")
+    plain, sink, gated = (PositionalSelfAttention(4, 2, 1, position="none", variant=v)
+                          for v in ("softmax", "sink_logit", "gated"))
+    for layer in (plain, sink, gated):
+        layer(x, x)
+    assert sink.count_params() == plain.count_params() + 2
+    assert tuple(gated.query_dense.kernel.shape) == (8, 2, 8)
+    assert gated.count_params() == plain.count_params() + 8 * 2 * 4 + 2 * 4
+    assert not np.any(np.asarray(sink.sink_logits))  # starts as softmax_1
+    for a, b in zip(plain.weights, [w for w in sink.weights if "sink_logits" not in w.path]):
+        b.assign(a)                                   # the same kernels; only the sink differs
+    _, weights = sink(x, x, use_causal_mask=True, return_attention_scores=True)
+    _, plain_weights = plain(x, x, use_causal_mask=True, return_attention_scores=True)
+    weights, plain_weights = np.asarray(weights), np.asarray(plain_weights)
+    totals = weights.sum(axis=-1, keepdims=True)     # sum e^s / (1 + sum e^s) per row
+    assert np.all(totals < 1) and np.abs(weights - plain_weights * totals).max() < ATOL
+
+
+def test_variants_keep_their_config_and_reject_what_they_do_not_do():
+    layer = DecoderOnlyLayer(16, 4, 2, 32, variant="gated")
+    clone = DecoderOnlyLayer.from_config(layer.get_config())
+    assert clone.variant == "gated" and clone.self_attention.variant == "gated"
+    attention = PositionalSelfAttention.from_config(PositionalSelfAttention(
+        4, 4, 2, variant="sink_logit").get_config())
+    assert attention.variant == "sink_logit"
+    with pytest.raises(ValueError, match="variant must be one of 'softmax', 'sink_logit'"):
+        PositionalSelfAttention(4, 4, 2, variant="softmax_1")
+    with pytest.raises(ValueError, match="variant='softmax'"):
+        DecoderOnlyLayer(16, 4, 4, 32, latent=LATENT, variant="gated")
+    assert isinstance(build_decoder_only(13, d_model=8, num_query_heads=2, num_kv_heads=1,
+                                         d_ff=8, variant="sink_logit")
+                      .get_layer("decoder_layer_0").self_attention, PositionalSelfAttention)
+
+
+@VARIANT
+def test_a_small_model_of_each_variant_trains_and_moves_its_new_weights(variant):
+    rng = np.random.default_rng(11)
+    inputs = rng.integers(3, 13, size=(128, 6)).astype("int32")
+    targets = np.roll(inputs, 1, axis=1)
+    weights = np.ones(inputs.shape, "float32")
+    model = build_decoder_only(13, d_model=16, num_query_heads=2, num_kv_heads=1, d_ff=24,
+                               num_layers=1, max_length=6, variant=variant)
+    attention = model.get_layer("decoder_layer_0").self_attention
+    new = (lambda: attention.sink_logits) if variant == "sink_logit" else (
+        lambda: attention.query_dense.kernel[..., 8:])
+    before = np.asarray(new()).copy()
+    loss = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+    start = float(loss(targets, model(inputs)))
+    train_language_model(model, inputs, targets, weights, epochs=4, batch_size=32,
+                         warmup_steps=2)
+    assert float(loss(targets, model(inputs))) < start
+    assert not np.allclose(np.asarray(new()), before)
