@@ -15,7 +15,10 @@ place in every layer; the model then caches only latents (a :class:`LatentCache`
 added to the embeddings), ``"rope"`` (queries and keys rotated in every layer,
 :func:`helpers.transformer.rotary_position_embedding`), ``"alibi"`` (a bias on every
 layer's scores, :func:`helpers.transformer.alibi_bias`) or ``"none"`` (no position at all;
-the causal mask is the only order). Taught in chapter 11.
+the causal mask is the only order). Taught in chapter 11. ``variant`` (chapter 16) gives
+every layer gpt-oss's sink logit (:class:`~helpers.attention.SinkLogitAttention`) or
+Qwen3-Next's output gate (:class:`~helpers.attention.GatedAttention`); a model with a window
+and sinks streams through ``new_cache(ring=True)``, StreamingLLM's cache.
 
 Generation is greedy and autoregressive: :func:`greedy_generate` either recomputes the whole
 sequence at every step or keeps the keys and values of earlier positions in a

@@ -3,7 +3,13 @@
 import numpy as np
 import pytest
 
-from helpers.attention import causal_mask, sliding_window_mask, softmax
+from helpers.attention import (
+    GatedAttention,
+    SinkLogitAttention,
+    causal_mask,
+    sliding_window_mask,
+    softmax,
+)
 from helpers.attention_layers import project_heads
 from helpers.decoder_only import (
     DecoderOnlyLayer,
@@ -345,6 +351,26 @@ def test_decoding_through_the_pinned_ring_equals_masked_full_attention(position,
     assert len(set(sizes)) == 1 and sizes[0] == 2 * (2 + 4) * m.kv_cache_bytes_per_token()
     no_sinks = m.with_window(4)(ids)                       # the sinks change the numbers
     assert np.abs(no_sinks[:, -1] - streaming(ids)[:, -1]).max() > 1e-3
+
+
+@pytest.mark.parametrize("variant, kind", [("sink_logit", SinkLogitAttention),
+                                           ("gated", GatedAttention)])
+def test_random_models_of_each_variant_stream_through_the_pinned_ring(variant, kind):
+    m = DecoderOnlyTransformer.random(
+        11, d_model=8, num_query_heads=2, num_kv_heads=1, d_ff=16, num_layers=2,
+        max_length=None, position="rope", rng=np.random.default_rng(0), dtype=np.float64,
+        variant=variant).with_window(3, sinks=1)
+    assert all(type(layer.self_attention) is kind for layer in m.layers)
+    ids = np.random.default_rng(1).integers(0, 11, size=(1, 12))
+    cache = m.new_cache(ring=True)
+    steps = [m(ids[:, t:t + 1], cache=cache) for t in range(12)]
+    np.testing.assert_allclose(np.concatenate(steps, axis=1), m(ids), rtol=0, atol=1e-12)
+    with pytest.raises(ValueError, match="variant='gated' needs grouped-query attention"):
+        DecoderOnlyTransformer.random(11, d_model=8, num_query_heads=2, num_kv_heads=2,
+                                      d_ff=16, num_layers=1, max_length=8,
+                                      rng=np.random.default_rng(0), variant="gated",
+                                      latent={"latent_dim": 4, "query_latent_dim": 4,
+                                              "rope_dim": 2})
 
 
 def rope_model():
