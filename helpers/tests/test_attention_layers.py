@@ -26,7 +26,10 @@ from helpers.attention_layers import (
 
 PACKAGE = Path(attention.__file__).parent
 # the package's modules in the order they build on each other: each imports only earlier ones
-ORDER = ("functions", "multi_head", "grouped_query", "latent")
+ORDER = ("functions", "multi_head", "grouped_query", "latent", "sink_logit", "gated")
+# and the one each builds on (the variants of chapters 12 and 16 all extend grouped-query)
+BUILDS_ON = {"multi_head": "functions", "grouped_query": "multi_head",
+             "latent": "grouped_query", "sink_logit": "grouped_query", "gated": "grouped_query"}
 
 
 def helpers_imports(module: str) -> set[str]:
@@ -52,7 +55,7 @@ def test_each_module_of_the_package_imports_only_the_ones_before_it(index):
     family = {"helpers.attention", "helpers.attention_layers",
               *(f"helpers.attention.{m}" for m in ORDER)}
     assert imported & family <= {f"helpers.attention.{m}" for m in ORDER[:index]}, imported
-    assert index == 0 or f"helpers.attention.{ORDER[index - 1]}" in imported  # it builds on it
+    assert index == 0 or f"helpers.attention.{BUILDS_ON[ORDER[index]]}" in imported
 
 
 def test_the_package_hands_out_every_name_of_its_modules():
@@ -67,7 +70,8 @@ def test_the_package_hands_out_every_name_of_its_modules():
 def test_each_layer_lives_in_the_module_of_its_variant():
     homes = {MultiHeadAttention: "multi_head", project_heads: "multi_head",
              combine_heads: "multi_head", GroupedQueryAttention: "grouped_query",
-             KVCache: "grouped_query", MultiHeadLatentAttention: "latent", LatentCache: "latent"}
+             KVCache: "grouped_query", MultiHeadLatentAttention: "latent", LatentCache: "latent",
+             attention.SinkLogitAttention: "sink_logit", attention.GatedAttention: "gated"}
     assert all(obj.__module__ == f"helpers.attention.{home}" for obj, home in homes.items())
 
 
