@@ -34,8 +34,8 @@ import numpy as np
 
 from .. import _checks
 from .._initializers import glorot_uniform
-from .grouped_query import GroupedQueryAttention
-from .multi_head import keras_attention_weights, project_heads
+from .grouped_query import GroupedQueryAttention, _keras_variant_weights
+from .multi_head import project_heads
 
 __all__ = ["gate_heads", "split_query_gate", "GatedAttention"]
 
@@ -207,11 +207,7 @@ class GatedAttention(GroupedQueryAttention):
         ValueError
             If the layer is not built or has another variant.
         """
-        _checks.built(layer, "PositionalSelfAttention")
-        if getattr(layer, "variant", None) != "gated":
-            raise ValueError("layer must be a PositionalSelfAttention with variant='gated'; "
-                             f"got {getattr(layer, 'variant', None)!r}")
-        weights = keras_attention_weights(layer)
+        weights = _keras_variant_weights(layer, "gated")
         weights.update(split_query_gate(weights["query_kernel"], weights.get("query_bias")))
         return cls(**weights, position=layer.position)
 

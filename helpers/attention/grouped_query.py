@@ -237,6 +237,16 @@ class GroupedQueryAttention(_ProjectedAttention):
         return self._output(heads_out)
 
 
+def _keras_variant_weights(layer, variant: str) -> dict[str, np.ndarray]:
+    """:func:`keras_attention_weights` of a built ``PositionalSelfAttention`` of ``variant``
+    (chapter 16), else ValueError."""
+    _checks.built(layer, "PositionalSelfAttention")
+    if getattr(layer, "variant", None) != variant:
+        raise ValueError(f"layer must be a PositionalSelfAttention with variant={variant!r}; "
+                         f"got {getattr(layer, 'variant', None)!r}")
+    return keras_attention_weights(layer)
+
+
 class KVCache:
     """The keys and values of the positions generated so far, for every layer.
 

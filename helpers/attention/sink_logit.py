@@ -33,8 +33,7 @@ from .functions import (
     _validated_qkv,
     softmax,
 )
-from .grouped_query import GroupedQueryAttention
-from .multi_head import keras_attention_weights
+from .grouped_query import GroupedQueryAttention, _keras_variant_weights
 
 __all__ = ["sink_logit_attention", "SinkLogitAttention"]
 
@@ -177,12 +176,8 @@ class SinkLogitAttention(GroupedQueryAttention):
         ValueError
             If the layer is not built or has another variant.
         """
-        _checks.built(layer, "PositionalSelfAttention")
-        if getattr(layer, "variant", None) != "sink_logit":
-            raise ValueError("layer must be a PositionalSelfAttention with "
-                             f"variant='sink_logit'; got {getattr(layer, 'variant', None)!r}")
-        return cls(**keras_attention_weights(layer), sink_logits=np.asarray(layer.sink_logits),
-                   position=layer.position)
+        return cls(**_keras_variant_weights(layer, "sink_logit"), position=layer.position,
+                   sink_logits=np.asarray(layer.sink_logits))
 
     def get_weights(self) -> list[np.ndarray]:
         """The kernels and biases, then ``sink_logits``."""

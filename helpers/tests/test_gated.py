@@ -7,7 +7,6 @@ import pytest
 from helpers.attention import (
     GatedAttention,
     GroupedQueryAttention,
-    KVCache,
     causal_mask,
     gate_heads,
     grouped_query_attention,
@@ -101,15 +100,6 @@ def test_a_gate_of_plus_infinity_recovers_ungated_attention(position):
     _, closed = layers(position, gate_bias=np.full((4, 2), -1e3))
     closed.gate_kernel = np.zeros_like(closed.gate_kernel)
     assert np.allclose(closed(x)[0], plain.output_bias, rtol=0, atol=ATOL)  # heads all shut
-
-
-def test_the_layer_decodes_through_a_cache_as_it_attends_to_everything():
-    _, gated = layers("rope")
-    x = np.random.default_rng(5).normal(size=(1, 7, 8))
-    full, _ = gated.attend(x, np.arange(7), causal_mask(7))
-    cache = KVCache(1)
-    steps = [gated.attend(x[:, t:t + 1], [t], cache=cache)[0] for t in range(7)]
-    np.testing.assert_allclose(np.concatenate(steps, axis=1), full, rtol=0, atol=ATOL)
 
 
 def test_the_layer_counts_its_gate_and_refuses_bad_gate_weights():

@@ -9,7 +9,6 @@ import pytest
 
 from helpers.attention import (
     GroupedQueryAttention,
-    KVCache,
     SinkLogitAttention,
     causal_mask,
     chunked_attention,
@@ -168,15 +167,6 @@ def test_the_layer_is_grouped_query_attention_with_the_sink_in_its_softmax(posit
     if position != "alibi":
         heads, _ = sink_logit_attention(query, keys, values, sink.sink_logits, causal_mask(5))
         np.testing.assert_allclose(out, sink._output(heads), rtol=0, atol=ATOL)
-
-
-def test_the_layer_decodes_through_a_cache_as_it_attends_to_everything():
-    _, sink = layer("rope")
-    x = np.random.default_rng(3).normal(size=(1, 7, 8))
-    full, _ = sink.attend(x, np.arange(7), causal_mask(7))
-    cache = KVCache(1)
-    steps = [sink.attend(x[:, t:t + 1], [t], cache=cache)[0] for t in range(7)]
-    np.testing.assert_allclose(np.concatenate(steps, axis=1), full, rtol=0, atol=ATOL)
 
 
 def test_the_layer_counts_its_sinks_and_refuses_a_wrong_sink_vector():
