@@ -127,7 +127,9 @@ def test_the_status_option_rewrites_the_notes_only(tmp_path):
 def test_every_throughput_description_names_its_number_of_models():
     for path in TRAINING:
         name = f"ch{int(path.stem[:2])}_sequence_steps_per_second"
-        assert re.search(r"모델 \d개", robustness.DESCRIPTIONS.get(name, "")), name
+        assert re.search(r"모델 \d개", robustness.DESCRIPTIONS.get(name, "")), \
+            f"{name}: its description in tools/robustness.py says how many models the " \
+            "throughput sums, e.g. 학습 처리량(모델 1개, 시퀀스·시점/초)"
 
 
 def test_status_versions_are_the_pinned_ones():
