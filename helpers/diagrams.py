@@ -1758,6 +1758,62 @@ def _key_value_chunks(ax, x0: float, top: float, width: float, blocks: int,
     _label(ax, x0 - 0.05, top + 0.19, "키·값", ha="right")
 
 
+def sink_and_gate() -> Figure:
+    """Where gpt-oss's sink logit and Qwen3-Next's output gate sit in an attention layer.
+
+    One row, left to right: layer norm → the query, key and value projections (the query
+    projection widened to give a gate per head) → the scaled scores → the softmax → the
+    weighted sum of values → the gate → the output projection. Above the softmax, the sink
+    logit ``b_h`` (one per head, a column with no value that is dropped after the softmax);
+    below, the gate's path from the widened query projection to ``σ(X W_G)``.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        7 × 2.6 inches.
+
+    Notes
+    -----
+    OpenAI (2025), the gpt-oss model card (the sink); Qiu et al. (2025), position G1, and
+    Qwen3-Next's widened ``q_proj`` (the gate); chapter 16.
+
+    Examples
+    --------
+    >>> "싱크 로짓 b_h" in labels(sink_and_gate())
+    True
+    """
+    steps = (("레이어\n정규화", NORM), ("Q·K·V\n프로젝션", QUERY),
+             ("스코어\nQ·K / √d", ATTENTION), ("소프트맥스", ATTENTION), ("× V", ATTENTION),
+             ("⊙ σ(G)", QUERY),
+             ("출력\n프로젝션", PLAIN))
+    box_w, box_h, gap, y = 0.72, 0.5, 0.18, 1.05
+    xs = _spread(len(steps), WIDTH / 2 - 0.15, box_w, gap)
+    with _style():
+        fig, ax = _canvas(WIDTH, 2.6, "sink_and_gate")
+        _label(ax, xs[0] - 0.12, y + box_h / 2, "X", ha="right", size=9)
+        for i, (x, (label, color)) in enumerate(zip(xs, steps, strict=True)):
+            _box(ax, x, y, box_w, box_h, label, color=color, fontsize=8)
+            if i:
+                _arrow(ax, (xs[i - 1] + box_w, y + box_h / 2), (x, y + box_h / 2))
+        _label(ax, xs[-1] + box_w + 0.08, y + box_h / 2, "+ 잔차", ha="left", size=8)
+        sink = xs[3] + box_w / 2
+        _box(ax, xs[3] - 0.25, 2.0, box_w + 0.5, 0.34, "싱크 로짓 b_h", color=KEY_VALUE,
+             fontsize=8)
+        _arrow(ax, (sink, 2.0), (sink, y + box_h))
+        _note(ax, xs[4] + 0.35, 2.17, "gpt-oss: 분모에만 더하는 열 하나, 값 없음", ha="left")
+        _note(ax, xs[4] - 0.1, 1.78, "소프트맥스 뒤에 그 열을 버린다", ha="left")
+        gate_y = 0.45
+        _line(ax, [xs[1] + box_w / 2] * 2, [y, gate_y])
+        _arrow(ax, (xs[1] + box_w / 2, gate_y), (xs[5] + box_w / 2 - 0.01, gate_y),
+               style="-")
+        _arrow(ax, (xs[5] + box_w / 2, gate_y), (xs[5] + box_w / 2, y))
+        _note(ax, (xs[1] + xs[5] + box_w) / 2, gate_y + 0.13,
+              "Qwen: 넓힌 쿼리 프로젝션의 나머지 반 = 게이트 로짓 X W_G")
+        _note(ax, (xs[1] + xs[5] + box_w) / 2, gate_y - 0.15,
+              "헤드마다, 특징마다 0과 1 사이의 σ를 곱한다")
+    return fig
+
+
 def labels(fig: Figure) -> list[str]:
     """The visible, non-empty texts of ``fig``, in drawing order.
 

@@ -56,6 +56,8 @@ DIAGRAMS = {
                           "마지막 은닉 상태만", "키·값", "쿼리", "컨텍스트 벡터"}),
     "bottleneck": (diagrams.bottleneck, {"어텐션 없이", "어텐션", "요약 벡터 하나", "컨텍스트 벡터",
                                          "인코더", "디코더", "나는", "school"}),
+    "sink_and_gate": (diagrams.sink_and_gate, {"싱크 로짓 b_h", "소프트맥스", "× V",
+                                               "⊙ σ(G)", "+ 잔차"}),
     "flash_tiling": (diagrams.flash_tiling, {"쿼리 블록 2", "키·값 청크 3 (지금 읽는 것)",
                                              "최댓값 m", "지수의 합 ℓ", "출력 누적 O",
                                              "스코어 행렬 (8 × 8): 통째로 만들지 않는다"}),
@@ -358,3 +360,13 @@ def test_note_is_grey_and_smaller_than_a_label():
     label, note = texts(fig)
     assert note.get_color() == diagrams.NOTE and label.get_color() != diagrams.NOTE
     assert note.get_fontsize() == 7.5 < label.get_fontsize()
+
+
+def test_sink_and_gate_feeds_the_sink_into_the_softmax_and_the_gate_after_the_values():
+    fig = diagrams.sink_and_gate()
+    renderer = FigureCanvasAgg(fig).get_renderer()
+    where = {t.get_text(): t.get_window_extent(renderer) for t in texts(fig)}
+    softmax, sink = where["소프트맥스"], where["싱크 로짓 b_h"]
+    values, gate = where["× V"], where["⊙ σ(G)"]
+    assert sink.y0 > softmax.y1 and sink.x0 < softmax.x1 and softmax.x0 < sink.x1
+    assert softmax.x1 < values.x0 < gate.x0
