@@ -120,6 +120,15 @@ DESCRIPTIONS = {
                                       "완전히 맞게 읽은 비율의 차이(%p)"),
     "ch9_digit_alignment_best_layer":
         "헤드 평균 가중치가 숫자 음절마다 자기 숫자에서 가장 큰 비율, 더 잘 맞는 레이어에서",
+    "ch9_layer1_alignment_first": ("레이어 1에서 같은 비율, 읽기의 첫 음절(맨 앞 숫자를 읽는 "
+                                   "음절)만"),
+    "ch9_layer1_alignment_lower": "레이어 1에서 같은 비율, ‘만’ 아래 네 자리의 숫자를 읽는 음절만",
+    "ch9_layer1_alignment_upper_rest": ("레이어 1에서 같은 비율, ‘만’ 위 네 자리 가운데 맨 앞이 "
+                                        "아닌 숫자를 읽는 음절만"),
+    "ch9_example_rows_found": ("그림의 여덟 자리 수에서, 레이어 1의 가중치가 읽는 숫자의 칸에서 "
+                               "가장 큰 숫자 음절 행의 수"),
+    "ch9_greedy_miss_right_probability": ("탐욕적 디코딩이 수를 잘못 읽기 시작한 단계들에서 정답 "
+                                          "음절이 받은 확률의 최댓값"),
     "ch10_exact_match_gqa":
         "그룹 쿼리 모델(KV 헤드 2개)이 처음 보는 수 1,000개를 완전히 맞게 읽은 비율",
     "ch10_exact_match_mqa":
