@@ -1083,21 +1083,15 @@ def _grid(ax, x: float, top: float, n: int, size: float, shade) -> None:
                   face=shade(i, j) or "white", edge="#999999", width=0.4)
 
 
-def _decay_colour(i: int, j: int) -> str:
-    """Lighter the further key j lies behind query i (the decay ratio alpha^(i - j))."""
-    weight = 0.78 ** (i - j)
-    base = matplotlib.colors.to_rgb(KEY_VALUE)
-    return matplotlib.colors.to_hex([1 - weight * (1 - c) for c in base])
-
-
 def linear_attention_forms(n: int = 8, chunk_size: int = 3) -> Figure:
-    """The three equal forms of causal linear attention on one page.
+    """The three equal forms of causal linear attention on one page, without decay.
 
-    Left: the matrix form, an n x n lower-triangular mask whose cells fade with the decay
-    ratio. Middle: the recurrent form, a chain of states, one update per token. Right: the
-    chunked form, the same matrix cut into chunks of ``chunk_size`` tokens; the blocks on the
-    diagonal are computed as matrix products, the blocks below it come through the state
-    passed from chunk to chunk.
+    Left: the matrix form, ``(phi(Q) phi(K)^T * M) V`` with the n x n lower-triangular causal
+    mask M (1 on and below the diagonal, 0 above). Middle: the recurrent form, a chain of
+    states, each updated by its token's ``phi(k)`` and ``v`` and read by its ``phi(q)`` into
+    the output ``o``. Right: the chunked form, the same matrix cut into chunks of
+    ``chunk_size`` tokens; the blocks on the diagonal are computed as matrix products, the
+    blocks below it come through the state passed from chunk to chunk.
 
     Parameters
     ----------
@@ -1120,7 +1114,8 @@ def linear_attention_forms(n: int = 8, chunk_size: int = 3) -> Figure:
 
     Notes
     -----
-    Katharopoulos et al. (2020), section 3.4; Yang et al. (2024), figure 1; chapter 13.
+    Katharopoulos et al. (2020), section 3.4; Yang et al. (2024), figure 1; chapter 13, which
+    shows it before the decay gate, so the mask holds only 1 and 0.
 
     Examples
     --------
@@ -1133,16 +1128,19 @@ def linear_attention_forms(n: int = 8, chunk_size: int = 3) -> Figure:
     with _style():
         fig, ax = _canvas(WIDTH, height, "linear_attention_forms")
         top = height - 0.62
+        below = top - n * size
         for x, title in ((0.15, "행렬 형태"), (2.55, "순환 형태"), (4.95, "청크 형태")):
             _label(ax, x + 0.95, height - 0.16, title, size=9)
-        _label(ax, 1.1, height - 0.42, r"$O = (QK^\top \odot D)\,V$")
-        _grid(ax, 0.25, top, n, size, lambda i, j: _decay_colour(i, j) if j <= i else None)
-        _label(ax, 1.1, top - n * size - 0.18, "감쇠 비율을 담은 인과 마스크", size=7.5)
+        _label(ax, 1.1, height - 0.42, r"$O = (\phi(Q)\,\phi(K)^\top \odot M)\,V$")
+        _grid(ax, 0.25, top, n, size, lambda i, j: KEY_VALUE if j <= i else None)
+        _label(ax, 1.1, below - 0.18, "인과 마스크 M", size=7.5)
+        _label(ax, 1.1, below - 0.42, "칠한 칸 1, 빈 칸 0", size=7.5)
         _state_chain(ax, 2.55, top)
+        _label(ax, 3.5, below - 0.18, "상태 하나, 크기 고정", size=7.5)
         _grid(ax, 5.05, top, n, size, lambda i, j: _chunk_colour(i, j, chunk_size))
         _chunk_borders(ax, 5.05, top, n, size, chunk_size)
-        _label(ax, 5.9, top - n * size - 0.18, "대각 블록: 행렬 곱", size=7.5)
-        _label(ax, 5.9, top - n * size - 0.42, "아래 블록: 상태로 전달", size=7.5)
+        _label(ax, 5.9, below - 0.18, "대각 블록: 행렬 곱", size=7.5)
+        _label(ax, 5.9, below - 0.42, "아래 블록: 상태로 전달", size=7.5)
     return fig
 
 
@@ -1160,20 +1158,23 @@ def _chunk_borders(ax, x, top, n, size, chunk_size):
 
 
 def _state_chain(ax, x, top):
-    """Three states S_{t-1}, S_t, S_{t+1} with the token entering below and o_t leaving up."""
-    _label(ax, x + 0.95, top + 0.2, r"$S_t = \alpha_t S_{t-1} + v_t k_t^\top$")
-    names = (r"$S_{t-1}$", r"$S_t$", r"$S_{t+1}$")
-    y = top - 0.95
-    for c, name in enumerate(names):
-        cx = x + 0.3 + c * 0.65
+    """Three states S_{t-1}, S_t, S_{t+1}: its token's phi(k) and v enter each state from
+    below, and its phi(q) reads the state into the output o above it."""
+    centre = x + 0.95
+    _label(ax, centre, top + 0.2, r"$S_t = S_{t-1} + v_t\,\phi(k_t)^\top$")
+    _label(ax, centre, top - 0.05, r"$o_t = S_t\,\phi(q_t)$")
+    y = top - 1.25
+    for c, name in enumerate((r"$S_{t-1}$", r"$S_t$", r"$S_{t+1}$")):
+        cx = centre + (c - 1) * 0.9
         _box(ax, cx - 0.22, y, 0.44, 0.4, name, color=KEY_VALUE, fontsize=8)
-        _arrow(ax, (cx, y - 0.35), (cx, y))
-        _label(ax, cx, y - 0.47, r"$k, v$", size=7.5)
-        _arrow(ax, (cx, y + 0.4), (cx, y + 0.7))
-        _label(ax, cx, y + 0.8, r"$o$", size=7.5)
+        _arrow(ax, (cx, y - 0.3), (cx, y))
+        _label(ax, cx, y - 0.42, r"$\phi(k),\, v$", size=7.5)
+        _arrow(ax, (cx, y + 0.4), (cx, y + 0.62))
+        _box(ax, cx - 0.2, y + 0.62, 0.4, 0.28, r"$o$", color=QUERY, fontsize=8)
+        _arrow(ax, (cx - 0.47, y + 0.76), (cx - 0.2, y + 0.76))
+        _label(ax, cx - 0.34, y + 0.89, r"$\phi(q)$", size=7.5)
         if c:
-            _arrow(ax, (cx - 0.43, y + 0.2), (cx - 0.22, y + 0.2))
-    _label(ax, x + 0.95, y - 0.8, "상태 하나, 크기 고정", size=7.5)
+            _arrow(ax, (cx - 0.68, y + 0.2), (cx - 0.22, y + 0.2))
 
 
 def hybrid_stack(num_blocks: int = 2, ratio: int = 3) -> Figure:

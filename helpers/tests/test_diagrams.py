@@ -41,7 +41,7 @@ DIAGRAMS = {
                           "헤드별 업 프로젝션", "KV 캐시: 토큰마다 이 두 벡터만", "인과 마스크"}),
     "linear_attention_forms": (diagrams.linear_attention_forms,
                                {"행렬 형태", "순환 형태", "청크 형태", "대각 블록: 행렬 곱",
-                                "아래 블록: 상태로 전달", "감쇠 비율을 담은 인과 마스크"}),
+                                "아래 블록: 상태로 전달", "인과 마스크 M"}),
     "hybrid_stack": (diagrams.hybrid_stack, {"어텐션", "KV 캐시", "상태", "Gated", "DeltaNet"}),
     "associative_recall": (diagrams.associative_recall,
                            {"쌍 4개를 늘어놓는다", "같은 키를 섞어 다시 묻는다", "토큰 이동",
@@ -122,8 +122,16 @@ def test_chunked_form_colours_diagonal_blocks_and_leaves_the_future_empty():
     cell = {(i, j): chunked[i * 7 + j] for i in range(7) for j in range(7)}
     assert cell[(2, 0)] == orange and cell[(3, 2)] == blue and cell[(6, 6)] == orange
     assert cell[(0, 1)] == matplotlib.colors.to_rgba("white")
-    matrix = colours[:49]  # the decay fades with distance from the diagonal
-    assert matrix[6 * 7 + 6][0] < matrix[6 * 7 + 3][0] < matrix[6 * 7 + 0][0]
+    matrix = colours[:49]  # before the decay gate is taught: 1 (coloured) or 0 (white)
+    assert all(matrix[i * 7 + j] == (blue if j <= i else matplotlib.colors.to_rgba("white"))
+               for i in range(7) for j in range(7))
+
+
+def test_recurrent_form_reads_each_state_with_its_query():
+    texts = diagrams.labels(diagrams.linear_attention_forms(7, 3))
+    assert texts.count(r"$\phi(q)$") == 3 and texts.count(r"$\phi(k),\, v$") == 3
+    assert r"$o_t = S_t\,\phi(q_t)$" in texts
+    assert not any("alpha" in t for t in texts)  # no decay before chapter 13 teaches it
 
 
 def test_delta_rule_write_decays_first_only_when_gated():
