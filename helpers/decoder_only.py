@@ -460,7 +460,7 @@ class DecoderOnlyTransformer:
         return KVCache(len(self.layers), max_entries=self.window, sinks=self.sinks)
 
     def __call__(self, ids, *, cache: KVCache | None = None,
-                 return_attention_scores: bool = False):
+                 return_attention_scores: bool = False, return_hidden_states: bool = False):
         """Logits for every new position.
 
         Parameters
@@ -472,6 +472,9 @@ class DecoderOnlyTransformer:
             Holds the keys and values of earlier positions; this call adds its own.
         return_attention_scores : bool, default False
             Also return each layer's attention weights.
+        return_hidden_states : bool, default False
+            Also return the residual stream: the embeddings and each layer's output, before
+            the final norm (where chapter 16 looks for very large activations).
 
         Returns
         -------
@@ -479,6 +482,9 @@ class DecoderOnlyTransformer:
             The dtype of the weights. Row ``t`` scores the token after position ``t``.
         weights : list of numpy.ndarray, shape (batch, num_query_heads, n, n_k)
             Only with ``return_attention_scores=True``; one per layer.
+        hidden_states : list of numpy.ndarray, shape (batch, n, d_model)
+            Only with ``return_hidden_states=True``; ``num_layers + 1`` of them, the
+            embeddings first. After ``weights`` when both are asked for.
 
         Raises
         ------
@@ -500,14 +506,17 @@ class DecoderOnlyTransformer:
             x = x * self.embedding.dtype.type(np.sqrt(self.d_model))
         if self._table is not None:
             x = x + self._table[positions]
-        all_weights = []
+        all_weights, hidden = [], [x]
         for index, layer in enumerate(self.layers):
             x, weights = layer(x, mask, cache=cache, layer=index, positions=positions)
             all_weights.append(weights)
+            hidden.append(x)
         logits = self.final_norm(x) @ self.output_kernel
         if self.output_bias is not None:
             logits = logits + self.output_bias
-        return (logits, all_weights) if return_attention_scores else logits
+        extra = ([all_weights] if return_attention_scores else []) + (
+            [hidden] if return_hidden_states else [])
+        return (logits, *extra) if extra else logits
 
 
 def greedy_generate(model: DecoderOnlyTransformer, prompt_ids, steps: int, *,

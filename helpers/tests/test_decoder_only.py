@@ -423,3 +423,18 @@ def test_a_llama_style_model_has_no_embedding_scale_no_bias_and_counts_a_tied_ke
     for index, layer in enumerate(tied.layers):
         x, _ = layer(x, visible_keys(np.arange(4), np.arange(4)), layer=index)
     np.testing.assert_allclose(tied(ids), tied.final_norm(x) @ embedding.T, atol=1e-12)
+
+
+def test_hidden_states_are_the_residual_stream_the_logits_are_read_from():
+    m = model()
+    ids = prompt(n=6)
+    logits, weights, hidden = m(ids, return_attention_scores=True, return_hidden_states=True)
+    assert len(hidden) == len(m.layers) + 1 and len(weights) == len(m.layers)
+    assert np.allclose(hidden[0], m.embedding[ids] * np.sqrt(m.d_model) + m._table[:6])
+    x = hidden[0]
+    for index, layer in enumerate(m.layers):
+        x, _ = layer(x, causal_mask(6))
+        assert np.allclose(hidden[index + 1], x)
+    assert np.allclose(logits, m.final_norm(hidden[-1]) @ m.output_kernel + m.output_bias)
+    _, only_hidden = m(ids, return_hidden_states=True)
+    assert all(np.array_equal(a, b) for a, b in zip(hidden, only_hidden))
