@@ -1783,10 +1783,10 @@ def sink_and_gate() -> Figure:
     >>> "싱크 로짓 b_h" in labels(sink_and_gate())
     True
     """
-    steps = (("레이어\n정규화", NORM), ("Q·K·V\n프로젝션", QUERY),
+    steps = (("레이어\n정규화", NORM), ("Q·K·V\n투영", QUERY),
              ("스코어\nQ·K / √d", ATTENTION), ("소프트맥스", ATTENTION), ("× V", ATTENTION),
              ("⊙ σ(G)", QUERY),
-             ("출력\n프로젝션", PLAIN))
+             ("출력\n투영", PLAIN))
     box_w, box_h, gap, y = 0.72, 0.5, 0.18, 1.05
     xs = _spread(len(steps), WIDTH / 2 - 0.15, box_w, gap)
     with _style():
@@ -1809,7 +1809,7 @@ def sink_and_gate() -> Figure:
                style="-")
         _arrow(ax, (xs[5] + box_w / 2, gate_y), (xs[5] + box_w / 2, y))
         _note(ax, (xs[1] + xs[5] + box_w) / 2, gate_y + 0.13,
-              "Qwen: 넓힌 쿼리 프로젝션의 나머지 반 = 게이트 로짓 X W_G")
+              "Qwen: 넓힌 쿼리 투영의 나머지 반 = 게이트 로짓 X W_G")
         _note(ax, (xs[1] + xs[5] + box_w) / 2, gate_y - 0.15,
               "헤드마다, 특징마다 0과 1 사이의 σ를 곱한다")
     return fig
