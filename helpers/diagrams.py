@@ -41,7 +41,7 @@ __all__ = ["multi_head", "encoder_decoder", "transformer_layers", "kv_cache",
            "grouped_query", "decoder_only", "llama_stack", "ring_buffer", "window_cone",
            "rope_rotation", "latent_attention", "linear_attention_forms", "hybrid_stack",
            "associative_recall", "lstm_classifiers", "bottleneck", "flash_tiling",
-           "delta_rule_write", "ut_chunk",
+           "delta_rule_write", "ut_chunk", "mask_broadcast", "head_split",
            "to_svg", "show", "labels"]
 
 PNG_DPI = 150  # the course's figures (helpers.notebook.setup)
@@ -1812,6 +1812,224 @@ def sink_and_gate() -> Figure:
               "Qwen: 넓힌 쿼리 투영의 나머지 반 = 게이트 로짓 X W_G")
         _note(ax, (xs[1] + xs[5] + box_w) / 2, gate_y - 0.15,
               "헤드마다, 특징마다 0과 1 사이의 σ를 곱한다")
+    return fig
+
+
+def mask_broadcast(lengths: Sequence[int] = (5, 3)) -> Figure:
+    """How a causal mask and a padding mask combine by broadcasting, for a batch of sentences.
+
+    Top: the (n, n) causal mask ``&`` the (B, 1, n) padding mask gives one (B, n, n) mask,
+    drawn per sentence; the padding mask's one row is drawn again, dashed, in every query
+    row (broadcasting stretches the axis of length 1, nothing is copied). Cells that may be
+    seen (``True``) are blue, masked ones (``False``) white. Bottom: the same rule as shapes
+    aligned from the right, without and with a head axis: an axis of length 1 (yellow)
+    stretches to the other's length and a missing axis (dashed) counts as 1, so
+    ``pad[:, None]`` (B, 1, 1, n) ``&`` causal (n, n) is (B, 1, n, n), which fits weights of
+    shape (B, H, n, n).
+
+    Parameters
+    ----------
+    lengths : sequence of int, default (5, 3)
+        The real lengths of the batch's sentences, 1 to 3 of them; n is the longest, 2 to 6.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        7 inches wide, ``2.95 + B (0.2 n + 0.3)`` inches tall for ``B = len(lengths)``
+        sentences: 5.55 for the default.
+
+    Raises
+    ------
+    TypeError
+        If ``lengths`` is not a sequence of integers.
+    ValueError
+        If there are not 1 to 3 lengths, a length is below 1, or the longest is not in 2..6.
+
+    Notes
+    -----
+    The mask convention of chapter 2 (``True`` = may be seen); NumPy's broadcasting rule;
+    the causal mask of Vaswani et al. (2017), section 3.2.3.
+
+    Examples
+    --------
+    >>> [s for s in labels(mask_broadcast((5, 3))) if s.startswith("문장")]
+    ['문장 0: 길이 5', '문장 1: 길이 3']
+    """
+    if isinstance(lengths, (str, bytes)) or not isinstance(lengths, Sequence):
+        raise TypeError(f"lengths must be a sequence of integers; got {lengths!r} "
+                        f"({type(lengths).__name__})")
+    lengths = [integer(v, "lengths[i]", low=1) for v in lengths]
+    if not 1 <= len(lengths) <= 3:
+        raise ValueError(f"lengths must hold 1 to 3 sentence lengths; got {len(lengths)}")
+    n = integer(max(lengths), "the longest length", low=2, high=6)
+    cell, gap = 0.2, 0.3
+    block = n * cell
+    bottom = 1.95  # the shape tables
+    height = bottom + 0.45 + 0.55 + len(lengths) * (block + gap)
+    seen = {True: KEY_VALUE, False: "white"}
+    with _style():
+        fig, ax = _canvas(WIDTH, height, "mask_broadcast")
+        xs = {"causal": 0.35, "pad": 2.35, "out": 4.35}
+        title_y = height - 0.22
+        for key, text in (("causal", "인과 마스크 (n, n)"), ("pad", "패딩 마스크 (B, 1, n)"),
+                          ("out", "합친 마스크 (B, n, n)")):
+            _label(ax, xs[key] + block / 2, title_y, text, size=8.5)
+        tops = [height - 0.55 - b * (block + gap) for b in range(len(lengths))]
+        mid = (tops[0] + tops[-1] - block) / 2
+        causal_top = mid + block / 2
+        for i in range(n):
+            for j in range(n):
+                _rect(ax, xs["causal"] + j * cell, causal_top - (i + 1) * cell, cell, cell,
+                      face=seen[j <= i])
+        _note(ax, xs["causal"] + block / 2, causal_top - block - 0.18, "모든 문장이 같은 것을 쓴다")
+        for b, (length, top) in enumerate(zip(lengths, tops, strict=True)):
+            for i in range(n):
+                for j in range(n):
+                    y = top - (i + 1) * cell
+                    face = seen[j < length] if i == 0 else "#d4ebf5" if j < length else "white"
+                    _rect(ax, xs["pad"] + j * cell, y, cell, cell, face=face,
+                          dashes="-" if i == 0 else ":", edge=INK if i == 0 else FAINT)
+                    _rect(ax, xs["out"] + j * cell, y, cell, cell,
+                          face=seen[j <= i and j < length])
+            _label(ax, xs["out"] + block + 0.15, top - block / 2 + 0.09,
+                   f"문장 {b}: 길이 {length}", ha="left", size=8)
+            masked = ", ".join(str(j) for j in range(length, n))
+            particle = "를" if masked[-1:] in "2459" else "을"
+            _note(ax, xs["out"] + block + 0.15, top - block / 2 - 0.11,
+                  f"키 {masked}{particle} 가림" if masked else "가린 키 없음", ha="left")
+        for x, sign in ((xs["causal"] + block + 0.5 * (xs["pad"] - xs["causal"] - block),
+                         "&"),
+                        (xs["pad"] + block + 0.5 * (xs["out"] - xs["pad"] - block), "=")):
+            _label(ax, x, mid + block / 2 - block / 2, sign, size=12)
+        _note(ax, xs["pad"] + block / 2, tops[-1] - block - 0.18, "점선 행: 첫 행이 늘어난 것")
+        sw = 0.15
+        for k, (face, text) in enumerate(((KEY_VALUE, "볼 수 있음 (True)"),
+                                          ("white", "가림 (False)"))):
+            x = 0.35 + k * 1.6
+            _rect(ax, x, bottom + 0.12, sw, sw, face=face)
+            _label(ax, x + sw + 0.08, bottom + 0.12 + sw / 2, text, ha="left", size=8)
+        _shape_rows(ax, 0.35, bottom - 0.15, "헤드 축이 없을 때",
+                    [("인과 마스크", ["", "n", "n"]), ("패딩 마스크", ["B", "1", "n"]),
+                     ("합친 마스크", ["B", "n", "n"])], label_w=1.05)
+        _shape_rows(ax, 3.2, bottom - 0.15, "헤드 축이 있을 때",
+                    [("pad[:, None]", ["B", "1", "1", "n"]), ("인과 마스크", ["", "", "n", "n"]),
+                     ("합친 마스크", ["B", "1", "n", "n"]), ("가중치", ["B", "H", "n", "n"])],
+                    label_w=1.25)
+        _note(ax, WIDTH / 2, 0.14, "축은 오른쪽 끝부터 맞춘다. 길이 1인 축(노랑)은 상대의 길이로 "
+              "늘어나고, 없는 축(점선)은 1로 본다.")
+    return fig
+
+
+def _shape_rows(ax, x: float, top: float, title: str, rows, *, label_w: float) -> None:
+    """mask_broadcast's shape table: a title, then one row of axis cells per array, aligned
+    on the right; an axis "1" is yellow and a missing axis "" a dashed empty cell."""
+    size, row_h = 0.36, 0.3
+    _label(ax, x, top, title, ha="left", size=8.5, fontweight="bold")
+    for r, (name, axes) in enumerate(rows):
+        y = top - 0.25 - (r + 1) * row_h
+        _label(ax, x, y + row_h / 2, name, ha="left", size=8)
+        for a, text in enumerate(axes):
+            ax_x = x + label_w + a * size
+            if text:
+                _rect(ax, ax_x, y + 0.03, size - 0.04, row_h - 0.06,
+                      face=NORM if text == "1" else PLAIN)
+                _label(ax, ax_x + (size - 0.04) / 2, y + row_h / 2, text, size=8)
+            else:
+                _rect(ax, ax_x, y + 0.03, size - 0.04, row_h - 0.06, edge=FAINT, dashes="--")
+
+
+def head_split(n: int = 6, num_heads: int = 2, key_dim: int = 4) -> Figure:
+    """Splitting (n, H·k) into heads: reshape then transpose, against reshape alone.
+
+    Top: the projection (n, H·k), one row per token, its columns coloured by the head they
+    belong to. Left: ``reshape(n, H, k).transpose(1, 0, 2)`` gives each head a (n, k) block
+    whose rows are tokens 0..n-1, all in that head's colour. Right: ``reshape(H, n, k)``
+    without the transpose refills the elements in memory order, so a "head" holds rows of
+    a few tokens only, alternating between the heads' components.
+
+    Parameters
+    ----------
+    n : int, default 6
+        Tokens (rows), 2 to 8.
+    num_heads : int, default 2
+        Heads, 2 to 4.
+    key_dim : int, default 4
+        Components per head, 1 to 4.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        7 inches wide, ``2.1 + 0.36 n`` inches tall: 4.26 for the default.
+
+    Raises
+    ------
+    TypeError
+        If an argument is not an integer.
+    ValueError
+        If ``n`` is not in 2..8, ``num_heads`` not in 2..4, ``key_dim`` not in 1..4, or the
+        heads' blocks do not fit the width.
+
+    Notes
+    -----
+    Vaswani et al. (2017), section 3.2.2; the split and the "전치 없이" mistake of chapter 3.
+
+    Examples
+    --------
+    >>> [s for s in labels(head_split(4, 2, 2)) if s.startswith("헤드")][:2]
+    ['헤드 0 성분', '헤드 1 성분']
+    """
+    n = integer(n, "n", low=2, high=8)
+    num_heads = integer(num_heads, "num_heads", low=2, high=len(HEADS))
+    key_dim = integer(key_dim, "key_dim", low=1, high=4)
+    cell = 0.18
+    label_w, block_gap = 0.55, 0.15
+    half = num_heads * key_dim * cell + (num_heads - 1) * block_gap + label_w
+    if 2 * half + 0.6 > WIDTH:
+        raise ValueError(f"num_heads * key_dim = {num_heads * key_dim} columns do not fit "
+                         f"the width; use at most 8")
+    block = n * cell
+    height = 2.1 + 2 * block
+    with _style():
+        fig, ax = _canvas(WIDTH, height, "head_split")
+        width = num_heads * key_dim * cell
+        x_in = (WIDTH - width) / 2
+        top = height - 0.45
+        for h in range(num_heads):
+            _label(ax, x_in + (h + 0.5) * key_dim * cell, top + 0.12, f"헤드 {h} 성분",
+                   size=7.5)
+        for t in range(n):
+            y = top - (t + 1) * cell
+            _label(ax, x_in - 0.08, y + cell / 2, f"토큰 {t}", ha="right", size=7.5)
+            _cells(ax, x_in, y, [HEADS[c // key_dim] for c in range(num_heads * key_dim)],
+                   cell, cell)
+        _label(ax, x_in + width + 0.1, top - block / 2, f"투영 결과 (n, H·k) = ({n}, "
+               f"{num_heads}·{key_dim})", ha="left", size=8)
+        flat = [(t, h) for t in range(n) for h in range(num_heads)]  # rows of k, in memory
+        right = [[(t, h) for t in range(n)] for h in range(num_heads)]
+        wrong = [flat[h * n:(h + 1) * n] for h in range(num_heads)]
+        out_top = top - block - 1.0
+        for x0, blocks, title, note in (
+                (0.3, right, "reshape 뒤 전치 (올바름)",
+                 "(n, H, k) → transpose(1, 0, 2) → (H, n, k)"),
+                (WIDTH / 2 + 0.2, wrong, "전치 없이 reshape (H, n, k)",
+                 "원소를 메모리 순서대로 다시 채울 뿐이다")):
+            start = (x_in + width / 2, top - block - 0.08)
+            _arrow(ax, start, (x0 + half / 2, out_top + 0.45))
+            _label(ax, x0, out_top + 0.3, title, ha="left", size=8.5, fontweight="bold")
+            _note(ax, x0, out_top + 0.12, note, ha="left")
+            for h, rows in enumerate(blocks):
+                bx = x0 + label_w + h * (key_dim * cell + block_gap)
+                _label(ax, bx + key_dim * cell / 2, out_top - 0.1, f"[{h}]", size=7.5)
+                for r, (t, head) in enumerate(rows):
+                    y = out_top - 0.22 - (r + 1) * cell
+                    _cells(ax, bx, y, [HEADS[head]] * key_dim, cell, cell)
+                    if h == 0 or blocks is wrong:
+                        lx = bx - 0.06 if h == 0 else bx + key_dim * cell + 0.06
+                        if h == 0 or h == num_heads - 1:
+                            _label(ax, lx, y + cell / 2, f"토큰 {t}", size=7,
+                                   ha="right" if h == 0 else "left")
+        _note(ax, WIDTH / 2, 0.15, "색: 어느 헤드의 성분인가. 합치기는 거꾸로(전치 뒤 reshape) "
+              "한다. 전치 없이 합쳐도 모양은 맞고 오류가 나지 않는다.")
     return fig
 
 

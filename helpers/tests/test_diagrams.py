@@ -61,6 +61,11 @@ DIAGRAMS = {
     "flash_tiling": (diagrams.flash_tiling, {"쿼리 블록 2", "키·값 청크 3 (지금 읽는 것)",
                                              "최댓값 m", "지수의 합 ℓ", "출력 누적 O",
                                              "스코어 행렬 (8 × 8): 통째로 만들지 않는다"}),
+    "mask_broadcast": (diagrams.mask_broadcast, {"인과 마스크 (n, n)", "패딩 마스크 (B, 1, n)",
+                                                 "합친 마스크 (B, n, n)", "문장 1: 길이 3",
+                                                 "키 3, 4를 가림", "pad[:, None]", "가중치"}),
+    "head_split": (diagrams.head_split, {"헤드 0 성분", "헤드 1 성분", "reshape 뒤 전치 (올바름)",
+                                         "전치 없이 reshape (H, n, k)", "토큰 5"}),
 }
 
 
@@ -215,6 +220,26 @@ def test_flash_tiling_shades_the_current_tile_and_the_chunks_read_before_it():
     assert "키·값 청크 1 (지금 읽는 것)" in diagrams.labels(diagrams.flash_tiling(6, 3, 0, 0))
 
 
+def test_mask_broadcast_combines_the_causal_and_padding_masks_per_sentence():
+    fig = diagrams.mask_broadcast((4, 2))
+    seen = filled_boxes(fig, diagrams.KEY_VALUE)
+    # causal 1+2+3+4 = 10; padding first rows 4 + 2; combined 10 and 1+2+2+2 = 7; legend 1
+    assert len(seen) == 10 + 4 + 2 + 10 + 7 + 1
+    assert "키 2, 3을 가림" in diagrams.labels(fig)
+    assert "키 3, 4를 가림" in diagrams.labels(diagrams.mask_broadcast((5, 3)))
+    # the axes of length 1: one in (B, 1, n), two in (B, 1, 1, n), one in (B, 1, n, n)
+    assert len(filled_boxes(fig, diagrams.NORM)) == 4
+
+
+def test_head_split_gives_each_head_all_tokens_only_with_the_transpose():
+    fig = diagrams.head_split(4, 2, 2)
+    found = diagrams.labels(fig)
+    # input rows, the correct split's rows (head 0 only), the wrong split's rows (both sides)
+    assert found.count("토큰 0") == 1 + 1 + 2 and found.count("토큰 3") == 1 + 1 + 2
+    orange = filled_boxes(fig, diagrams.HEADS[0])
+    assert len(orange) == 4 * 2 + 4 * 2 + 4 * 2  # every head-0 component, three times
+
+
 def test_kv_cache_marks_only_the_new_position_as_computed():
     labels = diagrams.labels(diagrams.kv_cache(5, 3))
     assert labels.count("계산") == 5 * 3 + 3 and labels.count("K, V") == 4 * 3
@@ -252,6 +277,11 @@ def test_kv_cache_marks_only_the_new_position_as_computed():
     (lambda: diagrams.flash_tiling(8, 3), ValueError, "block must divide n"),
     (lambda: diagrams.flash_tiling(8, 5), ValueError, r"block must be an integer in \[1, 4\]"),
     (lambda: diagrams.flash_tiling(8, 2, chunk=4), ValueError, "chunk must be an integer in"),
+    (lambda: diagrams.mask_broadcast(5), TypeError, "lengths must be a sequence of integers"),
+    (lambda: diagrams.mask_broadcast((5, 3, 2, 1)), ValueError, "lengths must hold 1 to 3"),
+    (lambda: diagrams.mask_broadcast((7, 3)), ValueError, "the longest length must be"),
+    (lambda: diagrams.head_split(8, 4, 4), ValueError, "do not fit the width"),
+    (lambda: diagrams.head_split(6, 1), ValueError, r"num_heads must be an integer in \[2, 4\]"),
 ])
 def test_bad_input_raises_a_clear_error(call, error, message):
     with pytest.raises(error, match=message):
