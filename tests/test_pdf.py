@@ -205,6 +205,8 @@ def test_every_page_has_the_pdf_in_its_download_menu(built_site, server, name):
 # The architecture diagrams (helpers.diagrams) and the page that shows each.
 DIAGRAM_PAGES = {
     "fig-ch3-diagram-heads": "chapters/03_multi_head_attention",
+    "fig-ch3-diagram-split": "chapters/03_multi_head_attention",
+    "fig-ch2-diagram-mask-broadcast": "chapters/02_scaled_dot_product_attention",
     "fig-ch6-diagram-encoder-decoder": "chapters/06_seq2seq_cross_attention",
     "fig-ch8-diagram-layers": "chapters/08_transformer_block",
     "fig-ch9-diagram-kv-cache": "chapters/09_decoder_only_generation",

@@ -143,6 +143,11 @@ def test_no_unparsed_myst_syntax_in_the_prose(built_site, name):
 DIAGRAMS = {
     "fig-ch3-diagram-heads": ("chapters/03_multi_head_attention",
                               ["헤드 1", "헤드 2", "헤드마다 어텐션", "이어 붙이기 (n, 2·4)"]),
+    "fig-ch3-diagram-split": ("chapters/03_multi_head_attention",
+                              ["헤드 0 성분", "reshape 뒤 전치 (올바름)", "토큰 5"]),
+    "fig-ch2-diagram-mask-broadcast": ("chapters/02_scaled_dot_product_attention",
+                                       ["인과 마스크 (n, n)", "패딩 마스크 (B, 1, n)",
+                                        "합친 마스크 (B, n, n)", "pad[:, None]"]),
     "fig-ch6-diagram-encoder-decoder": ("chapters/06_seq2seq_cross_attention",
                                         ["인코더", "디코더", "크로스 어텐션", "키·값", "쿼리",
                                          "임베딩과 양방향 GRU", "다음 토큰"]),
