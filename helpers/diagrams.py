@@ -2033,6 +2033,118 @@ def head_split(n: int = 6, num_heads: int = 2, key_dim: int = 4) -> Figure:
     return fig
 
 
+def keras_layers(parameters: Sequence[int] = (0, 1, 8, 288)) -> Figure:
+    """Chapter 4's three Keras attention layers side by side: how each is called, where its
+    projections live and how many parameters it has.
+
+    Bottom to top in each column: the call (``layer([query, value, key])`` for ``Attention``
+    and ``AdditiveAttention``, one list; ``layer(query, value, key)`` for
+    ``MultiHeadAttention``, three arguments), the inputs in that order, then inside the layer
+    (dashed frame): the lines that take the query and the key to the score and the value to
+    the weighted average, so that the value, second in the call, crosses the key; the score
+    (:math:`s\\,q \\cdot k`, :math:`w^\\top \\tanh(q + k)` or per head
+    :math:`QK^\\top/\\sqrt{k}`); the softmax and the weighted average of the values; and for
+    ``MultiHeadAttention`` the query, key and value projections below the crossing and the
+    output projection :math:`W^O` above. Each column's top says how many parameters it has.
+
+    Parameters
+    ----------
+    parameters : sequence of 4 int, default (0, 1, 8, 288)
+        Parameter counts, as the chapter's layers report them (``count_params()``):
+        ``Attention``, ``Attention(use_scale=True)``, ``AdditiveAttention`` and
+        ``MultiHeadAttention``. The defaults are chapter 4's (d = 8; 2 heads of key_dim 4).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Three columns, one per layer, in 7 × 4.6 inches.
+
+    Raises
+    ------
+    TypeError
+        If ``parameters`` is not a sequence or holds a non-integer.
+    ValueError
+        If ``parameters`` does not hold four counts, or a count is negative.
+
+    Notes
+    -----
+    Luong et al. (2015), section 3.1 (the dot score); Bahdanau et al. (2015), section 3.1
+    (the additive score); Vaswani et al. (2017), section 3.2.2 (multi-head attention); the
+    layers of Keras 3 (``keras/src/layers/attention/``); chapter 4.
+
+    Examples
+    --------
+    >>> found = labels(keras_layers())
+    >>> {"layer([query, value, key])", "layer(query, value, key)", "파라미터 288개"} <= set(found)
+    True
+    """
+    instance(parameters, "parameters", Sequence, "a sequence of 4 integers")
+    if isinstance(parameters, str) or len(parameters) != 4:
+        raise ValueError(f"parameters must hold 4 counts (Attention, Attention(use_scale=True), "
+                         f"AdditiveAttention, MultiHeadAttention); got {parameters!r}")
+    plain, scaled, additive, multi = (integer(p, f"parameters[{i}]", low=0)
+                                      for i, p in enumerate(parameters))
+    height, w, gap = 4.6, 0.58, 0.1
+    columns = (
+        ("Attention", True, ("스코어", r"$s\,(q \cdot k)$"),
+         [f"파라미터 {plain}개", f"use_scale=True면 {scaled}개 (s)"]),
+        ("AdditiveAttention", True, ("스코어", r"$w^\top \tanh(q + k)$"),
+         [f"파라미터 {additive}개", "길이 d인 벡터 w (scale)"]),
+        ("MultiHeadAttention", False, ("헤드마다 스코어", r"$QK^\top / \sqrt{k}$"),
+         [f"파라미터 {multi}개", "투영 4개의 커널과 편향"]))
+    with _style():
+        fig, ax = _canvas(WIDTH, height, "keras_layers")
+        y_in, y_proj, y_score = 0.36, 0.86, 1.8  # the rows, bottom up, the same in every column
+        y_sum, y_out = y_score + 0.72, y_score + 1.17
+        for column, (title, as_list, score, notes) in enumerate(columns):
+            centre = WIDTH * (2 * column + 1) / 6
+            xs = _spread(3, centre, w, gap)
+            mids, span = [x + w / 2 for x in xs], 3 * w + 2 * gap
+            _label(ax, centre, height - 0.18, title, size=9, fontweight="bold")
+            for i, note in enumerate(notes):
+                _note(ax, centre, height - 0.45 - 0.2 * i, note)
+            call = "layer([query, value, key])" if as_list else "layer(query, value, key)"
+            _label(ax, centre, 0.16, call, size=7.5, family="DejaVu Sans Mono")
+            _row(ax, xs, y_in, ["query", "value", "key"], [QUERY, KEY_VALUE, KEY_VALUE],
+                 size=w, height=0.28, fontsize=8)
+            if as_list:  # one list: one frame around the three
+                _box(ax, xs[0] - 0.05, y_in - 0.05, span + 0.1, 0.38, dashed=True)
+                _box(ax, xs[0], y_proj, span, 0.28, "투영 없음 (필요하면 Dense를 밖에)",
+                     dashed=True, fontsize=7.5, color=NOTE)
+            for x, mid, sym, color in zip(xs, mids, ("$W^Q$", "$W^V$", "$W^K$"),
+                                          (QUERY, KEY_VALUE, KEY_VALUE), strict=True):
+                _arrow(ax, (mid, y_in + 0.28 + (0.05 if as_list else 0)), (mid, y_proj))
+                if not as_list:  # the projections belong to the layer, one per input
+                    _box(ax, x, y_proj, w, 0.28, sym, color=color, fontsize=8.5)
+            start = y_proj + 0.28
+            cross = start + 0.45
+            _arrow(ax, (mids[0], start), (mids[0], y_score))       # query: straight up
+            _line(ax, [mids[2], mids[2], mids[1]], [start, start + 0.1, cross])   # key
+            _arrow(ax, (mids[1], cross), (mids[1], y_score))
+            _line(ax, [mids[1], mids[1], mids[2]], [start, start + 0.1, cross])   # value
+            _arrow(ax, (mids[2], cross), (mids[2], y_sum))
+            _titled_box(ax, xs[0], y_score, xs[1] + w - xs[0], 0.42, *score,
+                        color=ATTENTION, at=(0.29, 0.12), sizes=(7.5, 8.5))
+            _arrow(ax, (mids[0] + w / 2, y_score + 0.42), (mids[0] + w / 2, y_sum))
+            _box(ax, xs[0], y_sum, span, 0.3,
+                 "소프트맥스, 값의 가중 평균" if as_list else "헤드마다 소프트맥스, 값의 가중 평균",
+                 color=ATTENTION, fontsize=7.5)
+            if as_list:
+                _arrow(ax, (centre, y_sum + 0.3), (centre, y_out + 0.42 + 0.1))
+            else:
+                _arrow(ax, (centre, y_sum + 0.3), (centre, y_out))
+                _titled_box(ax, xs[0] + 0.3, y_out, span - 0.6, 0.42, "출력 투영", "$W^O$",
+                            color=PLAIN, at=(0.29, 0.12), sizes=(7.5, 8.5))
+            top = y_out + 0.42 + 0.1
+            _rect(ax, xs[0] - 0.1, y_proj - 0.1, span + 0.2, top - y_proj + 0.1,
+                  style=ROUNDED, dashes="--", edge=FAINT)
+            if not as_list:
+                _arrow(ax, (centre, y_out + 0.42), (centre, top))
+            _arrow(ax, (centre, top), (centre, top + 0.28))
+            _label(ax, centre + 0.08, top + 0.18, "출력", ha="left", size=7.5)
+    return fig
+
+
 def labels(fig: Figure) -> list[str]:
     """The visible, non-empty texts of ``fig``, in drawing order.
 

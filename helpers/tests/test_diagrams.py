@@ -66,6 +66,10 @@ DIAGRAMS = {
                                                  "키 3, 4를 가림", "pad[:, None]", "가중치"}),
     "head_split": (diagrams.head_split, {"헤드 0 성분", "헤드 1 성분", "reshape 뒤 전치 (올바름)",
                                          "전치 없이 reshape (H, n, k)", "토큰 5"}),
+    "keras_layers": (diagrams.keras_layers, {"layer([query, value, key])",
+                                             "layer(query, value, key)", "출력 투영",
+                                             "투영 없음 (필요하면 Dense를 밖에)", "파라미터 288개",
+                                             "헤드마다 소프트맥스, 값의 가중 평균"}),
 }
 
 
@@ -408,3 +412,19 @@ def test_sink_and_gate_feeds_the_sink_into_the_softmax_and_the_gate_after_the_va
     values, gate = where["× V"], where["⊙ σ(G)"]
     assert sink.y0 > softmax.y1 and sink.x0 < softmax.x1 and softmax.x0 < sink.x1
     assert softmax.x1 < values.x0 < gate.x0
+
+
+def test_keras_layers_prints_the_counts_it_is_given_and_projects_only_in_multi_head():
+    fig = diagrams.keras_layers((0, 1, 64, 1234))
+    found = diagrams.labels(fig)
+    assert {"파라미터 0개", "use_scale=True면 1개 (s)", "파라미터 64개",
+            "파라미터 1234개"} <= set(found)
+    assert [s for s in found if s.startswith("$W^")] == ["$W^Q$", "$W^V$", "$W^K$", "$W^O$"]
+    assert found.count("투영 없음 (필요하면 Dense를 밖에)") == 2
+    assert found.count("query") == found.count("value") == found.count("key") == 3
+    with pytest.raises(ValueError, match="4 counts"):
+        diagrams.keras_layers((0, 1, 8))
+    with pytest.raises(ValueError, match=r"parameters\[3\]"):
+        diagrams.keras_layers((0, 1, 8, -1))
+    with pytest.raises(TypeError, match="parameters"):
+        diagrams.keras_layers(288)
