@@ -1024,7 +1024,7 @@ def latent_attention(cache_label: str = "KV 캐시: 토큰마다 이 두 벡터�
     with _style():
         fig, ax = _canvas(WIDTH, height, "latent_attention")
         _label(ax, 2.2, 3.62, "잠재 벡터로 압축", size=8.5)
-        _label(ax, 3.95, 3.62, "헤드별 업 프로젝션", size=8.5)
+        _label(ax, 3.95, 3.62, "헤드별 늘리는 투영", size=8.5)
         _titled_box(ax, 0.1, 1.55, 0.75, 0.6, "입력", "$h_t$", color=PLAIN, at=(0.4, 0.17),
                     sizes=(8.5, 9))
         _rect(ax, 1.4, 0.05, 1.6, 1.95, width=0.8, style="round,pad=0", dashes="--")

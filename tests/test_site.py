@@ -161,7 +161,7 @@ DIAGRAMS = {
                                 ["쿼리 헤드", "KV 헤드",
                                  "그룹 쿼리 어텐션: 쿼리 헤드 8개, KV 헤드 2개"]),
     "fig-ch12-diagram-mla": ("chapters/12_multi_head_latent_attention",
-                             ["잠재 벡터", "RoPE 키 (헤드 공유)", "헤드별 업 프로젝션"]),
+                             ["잠재 벡터", "RoPE 키 (헤드 공유)", "헤드별 늘리는 투영"]),
     "fig-ch13-diagram-forms": ("chapters/13_linear_attention_delta_rule",
                                ["행렬 형태", "순환 형태", "청크 형태", "대각 블록: 행렬 곱"]),
     "fig-ch14-diagram-recall": ("chapters/14_associative_recall",

@@ -38,7 +38,7 @@ DIAGRAMS = {
     "rope_rotation": (diagrams.rope_rotation, {"m=3", "q1", "k3", "q4", "k6", "사이 각 2θ"}),
     "latent_attention": (diagrams.latent_attention,
                          {"잠재 벡터", "쿼리 잠재 벡터", "RoPE 키 (헤드 공유)",
-                          "헤드별 업 프로젝션", "KV 캐시: 토큰마다 이 두 벡터만", "인과 마스크"}),
+                          "헤드별 늘리는 투영", "KV 캐시: 토큰마다 이 두 벡터만", "인과 마스크"}),
     "linear_attention_forms": (diagrams.linear_attention_forms,
                                {"행렬 형태", "순환 형태", "청크 형태", "대각 블록: 행렬 곱",
                                 "아래 블록: 상태로 전달", "인과 마스크 M"}),
