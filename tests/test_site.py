@@ -190,6 +190,10 @@ DIAGRAMS = {
                                 "마지막 은닉 상태만"]),
     "fig-ch7-diagram-tiling": ("chapters/07_attention_cost",
                                ["쿼리 블록 2", "키·값 청크 3 (지금 읽는 것)", "지수의 합 ℓ"]),
+    "fig-ch4-diagram-layers": ("chapters/04_keras_attention_layers",
+                               ["layer([query, value, key])", "layer(query, value, key)",
+                                "투영 없음 (필요하면 Dense를 밖에)", "파라미터 288개",
+                                "헤드마다 소프트맥스, 값의 가중 평균"]),
 }
 SVG_NS = "{http://www.w3.org/2000/svg}"
 
