@@ -346,7 +346,8 @@ def rope_frequencies(head_dim: int, *, factor: float = 1.0, method: str = "none"
 def yarn_attention_factor(factor: float, *, mscale: float = 1.0) -> float:
     """YaRN's attention temperature, as the factor ``sqrt(1/t) = 0.1 mscale ln(factor) + 1``.
 
-    YaRN divides the attention scores by a temperature ``t``,
+    YaRN divides the attention scores by a temperature ``t`` (the paper's symbol; chapter 11
+    writes it τ, as the course writes every temperature),
     ``softmax(q . k / (t sqrt(d)))``, with ``t < 1`` for a stretched context: the scores are
     multiplied by ``1/t``, which sharpens the weights. Multiplying both the queries and the
     keys (or RoPE's cos and sin) by ``sqrt(1/t)`` does the same, and that is how released
