@@ -225,6 +225,7 @@ DIAGRAM_PAGES = {
     "fig-ch5-diagram-models": "chapters/05_lstm_attention_time_series",
     "fig-ch7-diagram-tiling": "chapters/07_attention_cost",
     "fig-ch15-diagram-llama": "chapters/15_pretrained_language_model",
+    "fig-ch16-diagram-sink-gate": "chapters/16_attention_sinks",
     "fig-ch4-diagram-layers": "chapters/04_keras_attention_layers",
 }
 
