@@ -303,12 +303,22 @@ def _colorscale(cmap: str, stops: int = 9) -> list:
             for x, c in zip(np.linspace(0.0, 1.0, stops), colors)]
 
 
+def _plotly_text(text: str) -> str:
+    """``text`` as plotly.js shows it literally: it reads ``<``, ``>`` and ``&`` as HTML."""
+    return html.escape(str(text), quote=False)
+
+
 def _heatmap_spec(mats: np.ndarray, keys: list[str], queries: list[str], titles, annotate: bool,
                   fmt: str, cmap: str, vmax: float, xlabel: str, ylabel: str,
                   height: int) -> dict:
     m = len(mats)
     gap, right = 0.06, 0.86  # room between matrices; the colour bar takes the rest
     width = (right - gap * (m - 1)) / m
+    # plotly reads its texts as HTML: a token such as <s> or <pad> must be escaped to show
+    keys, queries, xlabel, ylabel = ([_plotly_text(t) for t in keys],
+                                     [_plotly_text(t) for t in queries],
+                                     _plotly_text(xlabel), _plotly_text(ylabel))
+    titles = None if titles is None else [_plotly_text(t) for t in titles]
     hover = [[f"쿼리 ‘{q}’<br>키 ‘{k}’" for k in keys] for q in queries]
     rotate = -45 if len(keys) > 6 and _long(keys) else 0
     data, layout = [], {}

@@ -227,6 +227,14 @@ def test_diagrams_are_vector_images_with_their_labels_as_text(built_site, name):
 
 
 @pytest.mark.parametrize("name", toc_files(), ids=str)
+def test_no_token_is_read_as_an_html_tag(built_site, name):
+    """A token such as <s>, </s> or <pad> written bare in a caption is read by the browser as
+    a tag (<s> strikes out the rest of the page): in prose and captions it goes in backticks."""
+    found = [str(tag)[:80] for tag in soup(page(built_site, name)).find_all(["s", "pad"])]
+    assert not found, f"{name}: tokens read as HTML tags: {found}"
+
+
+@pytest.mark.parametrize("name", toc_files(), ids=str)
 def test_one_stylesheet_holds_back_the_first_paint(built_site, name):
     """A phone paints nothing before it has every stylesheet of <head>: each page links one
     (_ext/page_loading), versioned by its content, and every file that stylesheet names

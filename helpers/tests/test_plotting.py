@@ -180,6 +180,22 @@ def test_heatmap_hover_names_query_key_and_weight():
     assert spec["layout"]["yaxis"]["autorange"] == "reversed"  # first query on top
 
 
+def test_heatmap_tokens_that_look_like_html_are_shown_literally():
+    """plotly.js reads <s> as the strike-through tag and drops <pad>: the spec escapes them,
+    while the static picture keeps the tokens as they are."""
+    weights = np.full((2, 3), 1 / 3)
+    fig = attention_heatmap(weights, ["<s>", "a&b", "</s>"], ["<pad>", "x"],
+                            titles=["<s> 헤드"])
+    spec = interactive_spec(fig)
+    (trace,) = spec["data"]
+    assert spec["layout"]["xaxis"]["ticktext"] == ["&lt;s&gt;", "a&amp;b", "&lt;/s&gt;"]
+    assert spec["layout"]["yaxis"]["ticktext"] == ["&lt;pad&gt;", "x"]
+    assert trace["text"][0][0] == "쿼리 ‘&lt;pad&gt;’<br>키 ‘&lt;s&gt;’"
+    assert trace["hovertemplate"].startswith("&lt;s&gt; 헤드<br>")
+    assert spec["layout"]["annotations"][0]["text"] == "&lt;s&gt; 헤드"
+    assert [t.get_text() for t in fig.axes[0].get_xticklabels()] == ["<s>", "a&b", "</s>"]
+
+
 def test_heatmap_spec_has_one_trace_per_matrix_and_one_colour_scale():
     weights = np.random.default_rng(0).dirichlet(np.ones(4), size=(3, 4))
     fig = attention_heatmap(weights, TOKENS, titles=["가", "나", "다"], annotate=True)
