@@ -28,6 +28,10 @@ helpers.latent_attention
 helpers.linear_attention
     Causal linear attention, the delta rule and Gated DeltaNet in parallel, recurrent and
     chunked forms; retrieval from one state matrix; decoding cost (chapter 13).
+helpers.sparse_attention
+    Sparse attention the model chooses: DeepSeek Sparse Attention (lightning indexer, top-k,
+    MLA over the selected latents) and Native Sparse Attention (compressed, selected and
+    window branches with gates); their cost per generated token (chapter 17).
 helpers.sampling
     Temperature, top-k and top-p sampling of the next token (chapter 9).
 helpers.timeseries
