@@ -1147,7 +1147,9 @@ def decode_cost(config, context: int, *, dense: bool = False) -> dict:
     ``dense=True``: absorbed MLA over all ``context`` keys, no indexer. NSA: each group's
     query heads meet ``attended_keys = c + s + w`` keys, with ``c = floor((context - l) / d)
     + 1`` compressed (0 below ``l``), ``s = min(n l', context)`` selected and ``w =
-    min(window, context)`` window tokens, counted apart as the paper's Table 4 does::
+    min(window, context)`` window tokens, counted apart as the paper's section 5.2 does
+    (``c`` is the length of ``p_cmp`` in equation 8; section 5.2 writes ``floor((s - l) /
+    d)``, one fewer)::
 
         attention_flops = attended_keys * n_h * (2 d_k + 2 d_v)
         attention_bytes = attended_keys * num_kv_heads * (d_k + d_v) * bytes_per_number
@@ -1176,8 +1178,11 @@ def decode_cost(config, context: int, *, dense: bool = False) -> dict:
 
     Notes
     -----
-    DSA: DeepSeek-AI (2025), section 1 and Figure 3 (cost per token against position). NSA:
-    Yuan et al. (2025), Table 4 (tokens loaded per decoding step: ``(s - l)/d + n l' + w``).
+    DSA: DeepSeek-AI (2025), section 3, "Inference Costs": the core attention goes from
+    O(L^2) to O(Lk), the indexer stays O(L^2) but costs much less (Figure 3 shows measured
+    costs per token on H800, not these counts). NSA:
+    Yuan et al. (2025), section 5.2 and Table 4 (a decoding step loads at most ``floor((s -
+    l)/d)`` compressed, ``n l'`` selected and ``w`` neighbour tokens).
     Taught in chapter 17.
 
     Examples
