@@ -2145,6 +2145,166 @@ def keras_layers(parameters: Sequence[int] = (0, 1, 8, 288)) -> Figure:
     return fig
 
 
+def sparse_selection(scores: Sequence[float] = (0.4, 2.6, 0.9, 0.2, 1.9, 0.6, 0.3, 2.2, 1.1),
+                     top_k: int = 3, window: int = 3) -> Figure:
+    """DeepSeek Sparse Attention for one query, beside a sliding window.
+
+    Top: the query's tokens, each with its lightning-indexer score as a bar; the ``top_k``
+    highest are dark and only their keys and values go on to the attention. Bottom: the
+    sliding window of chapter 10 reads the last ``window`` tokens, scores or not.
+
+    Parameters
+    ----------
+    scores : sequence of float
+        The indexer scores ``I[t, s]`` of the tokens ``s = 1 .. t`` (the last is the query's
+        own), 4 to 12 of them, at least 0.
+    top_k, window : int
+        At least 1 and below the number of tokens.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        7 × 2.8 inches.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``scores`` is not 4 to 12 non-negative numbers or ``top_k``/``window`` is out of
+        range.
+
+    Notes
+    -----
+    DeepSeek-AI (2025), DeepSeek-V3.2-Exp, equations (1)-(2); chapter 17.
+
+    Examples
+    --------
+    >>> "라이트닝 인덱서" in labels(sparse_selection())
+    True
+    """
+    values = [real(s, "scores", low=0.0) for s in scores]
+    if not 4 <= len(values) <= 12:
+        raise ValueError(f"scores must hold 4 to 12 numbers; got {len(values)}")
+    n = len(values)
+    k = integer(top_k, "top_k", low=1, high=n - 1)
+    w = integer(window, "window", low=1, high=n - 1)
+    chosen = sorted(range(n), key=lambda i: -values[i])[:k]
+    size, left, top = 0.38, 1.5, 1.75
+    pitch = (WIDTH - left - 1.9) / n
+    xs = [left + i * pitch for i in range(n)]
+    with _style():
+        fig, ax = _canvas(WIDTH, 2.8, "sparse_selection")
+        _label(ax, 0.1, top + 0.18, "DSA", ha="left", size=9)
+        _label(ax, 0.1, 0.43, "슬라이딩 윈도", ha="left", size=9)
+        peak = max(values) or 1.0
+        for i, x in enumerate(xs):
+            picked = i in chosen
+            _box(ax, x, top, size, 0.36, f"{i + 1}",
+                 color=KEY_VALUE if picked else PLAIN, fontsize=8)
+            height = 0.5 * values[i] / peak
+            _rect(ax, x + 0.09, top + 0.44, size - 0.18, height,
+                  face=INK if picked else FAINT, edge="none")
+            inside = i >= n - w
+            _box(ax, x, 0.25, size, 0.36, f"{i + 1}",
+                 color=KEY_VALUE if inside else PLAIN, fontsize=8)
+        _note(ax, xs[0] - 0.1, top + 0.72, "라이트닝 인덱서", ha="right", size=8.5)
+        _note(ax, xs[0] - 0.1, top + 0.52, "모든 토큰에 점수 I", ha="right")
+        _note(ax, xs[-1] + size + 0.1, top + 0.18, "← 쿼리 토큰", ha="left")
+        target = (WIDTH - 1.0, 1.05)
+        _box(ax, target[0] - 0.75, 0.87, 1.5, 0.36, f"어텐션 (top-k, k = {k})",
+             color=ATTENTION, fontsize=8)
+        for i in chosen:
+            _arrow(ax, (xs[i] + size / 2, top), (target[0] - 0.75, target[1]),
+                   color=INK, width=0.8)
+        _note(ax, target[0], 0.72, "고른 토큰의 키·값만 읽는다")
+        _note(ax, xs[-1] + size + 0.1, 0.43, f"← 바로 앞의 {w}개, 점수 없이", ha="left")
+    return fig
+
+
+def nsa_branches(num_tokens: int = 16, block: int = 4, chosen: Sequence[int] = (1,),
+                 window: int = 4) -> Figure:
+    """Native Sparse Attention for one query: the three branches and their gates.
+
+    Three rows of the query's ``num_tokens`` tokens: the compressed branch (blocks of
+    ``block`` tokens, each averaged into one key and value), the selected branch (the first
+    block, the last block and the ``chosen`` ones, read token by token) and the sliding
+    window (the last ``window`` tokens). Each row's attention output is multiplied by its
+    gate and the three are added.
+
+    Parameters
+    ----------
+    num_tokens : int, default 16
+        8 to 24, a multiple of ``block``.
+    block : int, default 4
+        Tokens per block (compression and selection drawn alike), 2 to 8.
+    chosen : sequence of int, default (1,)
+        Blocks the scores pick besides the first and the last.
+    window : int, default 4
+        1 to ``num_tokens``.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        7 × 3 inches.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If a size is out of range or a chosen block does not exist.
+
+    Notes
+    -----
+    Yuan et al. (2025), Native Sparse Attention, section 3, equation (5) and Figure 2;
+    chapter 17.
+
+    Examples
+    --------
+    >>> {"압축", "선택", "윈도"} <= set(labels(nsa_branches()))
+    True
+    """
+    b = integer(block, "block", low=2, high=8)
+    n = integer(num_tokens, "num_tokens", low=8, high=24)
+    if n % b:
+        raise ValueError(f"num_tokens must be a multiple of block ({b}); got {n}")
+    blocks = n // b
+    picked = {0, blocks - 1} | {integer(c, "chosen", low=0, high=blocks - 1) for c in chosen}
+    w = integer(window, "window", low=1, high=n)
+    cell, left = 0.2, 0.9
+    rows = (("압축", 2.35, "블록마다 평균 하나"), ("선택", 1.45, "점수가 높은 블록의 토큰"),
+            ("윈도", 0.55, f"바로 앞의 {w}개"))
+    gates = ("× g_cmp", "× g_slc", "× g_win")
+    right = left + n * cell
+    with _style():
+        fig, ax = _canvas(WIDTH, 3.0, "nsa_branches")
+        for r, ((name, y, note), gate) in enumerate(zip(rows, gates, strict=True)):
+            _label(ax, left - 0.12, y + cell / 2, name, ha="right", size=9)
+            for i in range(n):
+                if r == 0:
+                    shade = QUERY if i == n - 1 else PLAIN
+                elif r == 1:
+                    shade = KEY_VALUE if i // b in picked else PLAIN
+                else:
+                    shade = KEY_VALUE if i >= n - w else PLAIN
+                _rect(ax, left + i * cell, y, cell, cell, face=shade, width=0.5)
+            if r == 0:
+                for j in range(blocks):
+                    x0 = left + j * b * cell
+                    _line(ax, [x0 + 0.03, x0 + b * cell - 0.03], [y + cell + 0.08] * 2,
+                          color=NOTE, width=1.2)
+                    _rect(ax, x0 + (b * cell - cell) / 2, y + cell + 0.18, cell, cell,
+                          face=KEY_VALUE, width=0.5)
+            _note(ax, (left + right) / 2, y - 0.14, note)
+            _box(ax, right + 0.35, y - 0.05, 0.75, 0.32, "어텐션", color=ATTENTION,
+                 fontsize=8)
+            _arrow(ax, (right + 0.05, y + cell / 2), (right + 0.35, y + cell / 2))
+            _box(ax, right + 1.35, y - 0.05, 0.8, 0.32, gate, color=QUERY, fontsize=8)
+            _arrow(ax, (right + 1.1, y + cell / 2), (right + 1.35, y + cell / 2))
+            _arrow(ax, (right + 2.15, y + cell / 2), (WIDTH - 0.75, 1.55 + cell / 2))
+        _plus(ax, WIDTH - 0.6, 1.55 + cell / 2)
+        _arrow(ax, (WIDTH - 0.48, 1.55 + cell / 2), (WIDTH - 0.2, 1.55 + cell / 2))
+        _label(ax, WIDTH - 0.12, 1.55 + cell / 2, "o", size=9, ha="left")
+    return fig
+
+
 def labels(fig: Figure) -> list[str]:
     """The visible, non-empty texts of ``fig``, in drawing order.
 

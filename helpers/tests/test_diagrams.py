@@ -13,6 +13,7 @@ import pytest
 from fontTools.ttLib import TTFont
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from matplotlib.patches import FancyArrowPatch
 from matplotlib.text import Text
 
 from helpers import diagrams
@@ -54,6 +55,11 @@ DIAGRAMS = {
                          {"LSTM", "LSTM + 가산 어텐션", "LSTM + 멀티 헤드 어텐션", "가산 어텐션",
                           "멀티 헤드 셀프 어텐션", "시간 축 평균", "분류 헤드",
                           "마지막 은닉 상태만", "키·값", "쿼리", "컨텍스트 벡터"}),
+    "sparse_selection": (diagrams.sparse_selection,
+                         {"라이트닝 인덱서", "어텐션 (top-k, k = 3)", "슬라이딩 윈도",
+                          "고른 토큰의 키·값만 읽는다"}),
+    "nsa_branches": (diagrams.nsa_branches, {"압축", "선택", "윈도", "× g_cmp", "× g_slc",
+                                             "× g_win", "블록마다 평균 하나"}),
     "bottleneck": (diagrams.bottleneck, {"어텐션 없이", "어텐션", "요약 벡터 하나", "컨텍스트 벡터",
                                          "인코더", "디코더", "나는", "school"}),
     "sink_and_gate": (diagrams.sink_and_gate, {"싱크 로짓 b_h", "소프트맥스", "× V",
@@ -428,3 +434,18 @@ def test_keras_layers_prints_the_counts_it_is_given_and_projects_only_in_multi_h
         diagrams.keras_layers((0, 1, 8, -1))
     with pytest.raises(TypeError, match="parameters"):
         diagrams.keras_layers(288)
+
+
+def test_sparse_selection_sends_exactly_the_top_k_tokens_to_the_attention():
+    fig = diagrams.sparse_selection((0.1, 3.0, 0.2, 2.0, 0.3, 1.0), top_k=2, window=2)
+    arrows = [p for p in fig.axes[0].patches if isinstance(p, FancyArrowPatch)]
+    assert len(arrows) == 2
+    with pytest.raises(ValueError, match="top_k"):
+        diagrams.sparse_selection((1.0, 2.0, 3.0, 4.0), top_k=4)
+
+
+def test_nsa_branches_needs_whole_blocks_and_existing_chosen_blocks():
+    with pytest.raises(ValueError, match="multiple of block"):
+        diagrams.nsa_branches(num_tokens=10, block=4)
+    with pytest.raises(ValueError, match="chosen"):
+        diagrams.nsa_branches(chosen=(9,))
