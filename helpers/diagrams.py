@@ -2207,7 +2207,7 @@ def sparse_selection(scores: Sequence[float] = (0.4, 2.6, 0.9, 0.2, 1.9, 0.6, 0.
             _box(ax, x, 0.25, size, 0.36, f"{i + 1}",
                  color=KEY_VALUE if inside else PLAIN, fontsize=8)
         _note(ax, xs[0] - 0.1, top + 0.72, "라이트닝 인덱서", ha="right", size=8.5)
-        _note(ax, xs[0] - 0.1, top + 0.52, "모든 토큰에 점수 I", ha="right")
+        _note(ax, xs[0] - 0.1, top + 0.52, "모든 토큰에 스코어 I", ha="right")
         _note(ax, xs[-1] + size + 0.1, top + 0.18, "← 쿼리 토큰", ha="left")
         target = (WIDTH - 1.0, 1.05)
         _box(ax, target[0] - 0.75, 0.87, 1.5, 0.36, f"어텐션 (top-k, k = {k})",
@@ -2216,7 +2216,7 @@ def sparse_selection(scores: Sequence[float] = (0.4, 2.6, 0.9, 0.2, 1.9, 0.6, 0.
             _arrow(ax, (xs[i] + size / 2, top), (target[0] - 0.75, target[1]),
                    color=INK, width=0.8)
         _note(ax, target[0], 0.72, "고른 토큰의 키·값만 읽는다")
-        _note(ax, xs[-1] + size + 0.1, 0.43, f"← 바로 앞의 {w}개, 점수 없이", ha="left")
+        _note(ax, xs[-1] + size + 0.1, 0.43, f"← 바로 앞의 {w}개, 스코어 없이", ha="left")
     return fig
 
 
@@ -2269,7 +2269,7 @@ def nsa_branches(num_tokens: int = 16, block: int = 4, chosen: Sequence[int] = (
     picked = {0, blocks - 1} | {integer(c, "chosen", low=0, high=blocks - 1) for c in chosen}
     w = integer(window, "window", low=1, high=n)
     cell, left = 0.2, 0.9
-    rows = (("압축", 2.35, "블록마다 평균 하나"), ("선택", 1.45, "점수가 높은 블록의 토큰"),
+    rows = (("압축", 2.35, "블록마다 평균 하나"), ("선택", 1.45, "스코어가 높은 블록의 토큰"),
             ("윈도", 0.55, f"바로 앞의 {w}개"))
     gates = ("× g_cmp", "× g_slc", "× g_win")
     right = left + n * cell
