@@ -1,10 +1,12 @@
 """The Keras twin of :class:`helpers.associative_recall.RecallModel`: a one-layer recall model.
 
 ids → ``embedding`` → ``token_shift`` (:class:`TokenShift`) → ``mixer`` → ``logits``. The
-mixer is ``keras.layers.MultiHeadAttention`` with a causal mask (softmax attention) or
+mixer is ``keras.layers.MultiHeadAttention`` with a causal mask (softmax attention),
 :class:`helpers.keras_linear_attention.TokenMixer` (linear attention, DeltaNet, Gated
-DeltaNet). :meth:`helpers.associative_recall.RecallModel.from_keras` copies the weights and
-gives the same logits (tested). Taught in chapter 14. Imports TensorFlow/Keras (through
+DeltaNet) or a sparse attention of :mod:`helpers.keras_sparse_attention` (a sliding window,
+DeepSeek's top-k, NSA). For the first two kinds,
+:meth:`helpers.associative_recall.RecallModel.from_keras` copies the weights and gives the
+same logits (tested). Taught in chapters 14 and 17. Imports TensorFlow/Keras (through
 ``helpers._tensorflow``).
 """
 
@@ -14,8 +16,12 @@ from . import _checks
 from ._tensorflow import keras
 from .associative_recall import MIXERS
 from .keras_linear_attention import TokenMixer
+from .keras_sparse_attention import NativeSparseAttention, TopKAttention, WindowAttention
 
-__all__ = ["TokenShift", "build_recall_model"]
+__all__ = ["TokenShift", "build_recall_model", "SPARSE_MIXERS"]
+
+SPARSE_MIXERS = {"window": WindowAttention, "topk": TopKAttention,
+                 "nsa": NativeSparseAttention}
 
 
 @keras.saving.register_keras_serializable(package="helpers")
@@ -55,16 +61,18 @@ class TokenShift(keras.layers.Layer):
 
 
 def build_recall_model(vocab_size: int, *, mixer: str, d_embed: int = 16, num_heads: int = 2,
-                       head_dim: int = 8, chunk_size: int = 16):
+                       head_dim: int = 8, chunk_size: int = 16, **sparse):
     """A one-layer model for associative recall: token ids → logits.
 
     Parameters
     ----------
     vocab_size : int
         Token ids 0 .. vocab_size - 1, at least 2.
-    mixer : {"softmax", "linear", "delta", "gated_delta"}
-        Causal softmax attention (``keras.layers.MultiHeadAttention``), or the rule of a
-        :class:`helpers.keras_linear_attention.TokenMixer`.
+    mixer : {"softmax", "linear", "delta", "gated_delta", "window", "topk", "nsa"}
+        Causal softmax attention (``keras.layers.MultiHeadAttention``), the rule of a
+        :class:`helpers.keras_linear_attention.TokenMixer`, or a one-head sparse attention
+        of :mod:`helpers.keras_sparse_attention` (``SPARSE_MIXERS[mixer]``: window,
+        top-k, NSA; ``num_heads`` must then be 1).
     d_embed : int, default 16
         Embedding size; the mixer sees ``2 * d_embed`` features (after the token shift).
     num_heads, head_dim : int, default 2 and 8
@@ -72,6 +80,9 @@ def build_recall_model(vocab_size: int, *, mixer: str, d_embed: int = 16, num_he
         ``head_dim x head_dim``, whatever the length.
     chunk_size : int, default 16
         The rules' chunk size.
+    **sparse
+        The sparse layer's own arguments after ``head_dim`` (e.g. ``window=16`` or
+        ``top_k=8, kl_weight=0.1``); only for the sparse kinds.
 
     Returns
     -------
@@ -83,11 +94,13 @@ def build_recall_model(vocab_size: int, *, mixer: str, d_embed: int = 16, num_he
     TypeError
         If a size is not an integer.
     ValueError
-        If a size is out of range or ``mixer`` is unknown.
+        If a size is out of range, ``mixer`` is unknown, or ``sparse`` arguments are given
+        to a dense kind.
 
     Notes
     -----
-    Taught in chapter 14; the NumPy twin is :class:`helpers.associative_recall.RecallModel`.
+    Taught in chapter 14 (chapter 17 for the sparse kinds); the NumPy twin is
+    :class:`helpers.associative_recall.RecallModel`.
 
     Examples
     --------
@@ -96,14 +109,22 @@ def build_recall_model(vocab_size: int, *, mixer: str, d_embed: int = 16, num_he
     (2, 6, 10)
     """
     vocab_size = _checks.integer(vocab_size, "vocab_size", low=2)
-    kind = _checks.one_of(mixer, "mixer", MIXERS)
+    kind = _checks.one_of(mixer, "mixer", (*MIXERS, *SPARSE_MIXERS))
     d = _checks.positive_int(d_embed, "d_embed")
+    if kind in SPARSE_MIXERS and num_heads != 1:
+        raise ValueError(f"the sparse mixers have one head: num_heads must be 1 for "
+                         f"mixer={kind!r}; got {num_heads}")
+    if sparse and kind not in SPARSE_MIXERS:
+        raise ValueError(f"arguments {sorted(sparse)} are for the sparse mixers "
+                         f"{tuple(SPARSE_MIXERS)}; got mixer={kind!r}")
     ids = keras.Input((None,), dtype="int32", name="ids")
     x = keras.layers.Embedding(vocab_size, d, name="embedding")(ids)
     x = TokenShift(name="token_shift")(x)
     if kind == "softmax":
         layer = keras.layers.MultiHeadAttention(num_heads, head_dim, name="mixer")
         x = layer(x, x, use_causal_mask=True)
+    elif kind in SPARSE_MIXERS:
+        x = SPARSE_MIXERS[kind](head_dim, name="mixer", **sparse)(x)
     else:
         x = TokenMixer(num_heads, head_dim, rule=kind, chunk_size=chunk_size, name="mixer")(x)
     logits = keras.layers.Dense(vocab_size, name="logits")(x)
