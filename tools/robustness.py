@@ -198,37 +198,24 @@ DESCRIPTIONS = {
                                 "올린 폭(%p)"),
     "ch11_longer_alibi_gentle_far": ("ALiBi 모델 첫 레이어의 헤드 3(경사 1/256)이 위치 "
                                      "63에서 거리 16 이상의 키에 준 가중치의 합"),
-    "ch14_train_seconds": "연상 기억 모델 여덟 개를 함께 학습한 시간(초)",
-    "ch14_sequence_steps_per_second": "여덟 모델을 합친 학습 처리량(모델 8개의 시퀀스·시점/초)",
+    "ch14_train_seconds": "연상 기억 모델 다섯 개를 함께 학습한 시간(초)",
+    "ch14_sequence_steps_per_second": "다섯 모델을 합친 학습 처리량(모델 5개의 시퀀스·시점/초)",
     "ch14_recall_softmax_16": "소프트맥스 어텐션 모델이 쌍 16개의 쿼리에서 값을 맞힌 비율",
     "ch14_recall_linear_4_16": "선형 어텐션 모델(4×4 상태)이 쌍 16개의 쿼리에서 맞힌 비율",
     "ch14_recall_linear_8_16": "선형 어텐션 모델(8×8 상태)이 쌍 16개의 쿼리에서 맞힌 비율",
-    "ch14_recall_linear_16_16": "선형 어텐션 모델(16×16 상태)이 쌍 16개의 쿼리에서 맞힌 비율",
-    "ch14_recall_delta_4_16": "DeltaNet 모델(4×4 상태)이 쌍 16개의 쿼리에서 맞힌 비율",
     "ch14_recall_delta_8_16": "DeltaNet 모델(8×8 상태)이 쌍 16개의 쿼리에서 맞힌 비율",
-    "ch14_recall_delta_16_16": "DeltaNet 모델(16×16 상태)이 쌍 16개의 쿼리에서 맞힌 비율",
     "ch14_recall_gated_delta_8_16": ("Gated DeltaNet 모델(8×8 상태)이 쌍 16개의 쿼리에서 맞힌 "
                                      "비율"),
+    "ch14_recall_linear_4_2": "선형 어텐션 모델(4×4 상태)이 쌍 2개의 쿼리에서 맞힌 비율",
+    "ch14_recall_linear_8_2": "선형 어텐션 모델(8×8 상태)이 쌍 2개의 쿼리에서 맞힌 비율",
+    "ch14_recall_delta_8_2": "DeltaNet 모델(8×8 상태)이 쌍 2개의 쿼리에서 맞힌 비율",
+    "ch14_recall_gated_delta_8_2": ("Gated DeltaNet 모델(8×8 상태)이 쌍 2개의 쿼리에서 맞힌 "
+                                    "비율(80% 아래면 학습하지 못한 실행)"),
     "ch14_capacity_linear_4": "선형 어텐션 모델(4×4 상태)이 90% 넘게 맞힌 쌍의 수의 상한",
     "ch14_capacity_linear_8": "선형 어텐션 모델(8×8 상태)이 90% 넘게 맞힌 쌍의 수의 상한",
-    "ch14_capacity_linear_16": "선형 어텐션 모델(16×16 상태)이 90% 넘게 맞힌 쌍의 수의 상한",
-    "ch14_capacity_delta_4": "DeltaNet 모델(4×4 상태)이 90% 넘게 맞힌 쌍의 수의 상한",
     "ch14_capacity_delta_8": "DeltaNet 모델(8×8 상태)이 90% 넘게 맞힌 쌍의 수의 상한",
-    "ch14_capacity_delta_16": "DeltaNet 모델(16×16 상태)이 90% 넘게 맞힌 쌍의 수의 상한",
     "ch14_capacity_gated_delta_8": ("Gated DeltaNet 모델(8×8 상태)이 90% 넘게 맞힌 쌍의 수의 "
                                     "상한"),
-    "ch14_state_gain_linear": ("쌍 16개에서 선형 어텐션 모델의 정확도 차이(%p): 16×16 상태 − "
-                               "4×4 상태"),
-    "ch14_state_gain_delta": ("쌍 16개에서 DeltaNet 모델의 정확도 차이(%p): 16×16 상태 − 4×4 "
-                              "상태"),
-    "ch14_rule_spread_8": ("쌍 16개에서 8×8 상태인 세 규칙 모델의 정확도 차이(%p): 가장 높은 "
-                           "것 − 가장 낮은 것"),
-    "ch14_untrained_linear": ("선형 어텐션 모델 3개(상태 크기별) 가운데 쌍 2개에서도 80%를 "
-                              "맞히지 못한 모델의 수"),
-    "ch14_untrained_delta": ("DeltaNet 모델 3개(상태 크기별) 가운데 쌍 2개에서도 80%를 맞히지 "
-                             "못한 모델의 수"),
-    "ch14_untrained_gated_delta": ("Gated DeltaNet 모델 1개가 쌍 2개에서도 80%를 맞히지 "
-                                   "못했으면 1, 아니면 0"),
     "ch16_train_seconds": "어텐션만 다른 바이그램-되베끼기 모델 세 개를 함께 학습한 시간(초)",
     "ch16_sequence_steps_per_second": "세 모델을 합친 학습 처리량(모델 3개의 시퀀스·시점/초)",
     "ch16_copy_softmax": "소프트맥스 모델이 트리거 뒤 토큰(되베끼기)을 맞힌 비율",
