@@ -129,6 +129,10 @@ DESCRIPTIONS = {
                                "가장 큰 숫자 음절 행의 수"),
     "ch9_greedy_miss_right_probability": ("탐욕적 디코딩이 수를 잘못 읽기 시작한 단계들에서 정답 "
                                           "음절이 받은 확률의 최댓값"),
+    "ch9_sampling_truncation_gap": ("샘플링 그림의 단계에서 top-k = 3과 top-p = 0.9로 손본 "
+                                    "두 분포의 전체 변동 거리"),
+    "ch9_greedy_exact_match_200": ("샘플링과 같은 수 200개를 탐욕적 디코딩으로 완전히 맞게 "
+                                   "읽은 비율"),
     "ch10_exact_match_gqa":
         "그룹 쿼리 모델(KV 헤드 2개)이 처음 보는 수 1,000개를 완전히 맞게 읽은 비율",
     "ch10_exact_match_mqa":
