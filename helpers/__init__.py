@@ -67,6 +67,11 @@ helpers.keras_latent_attention
     The Keras twin of helpers.latent_attention (chapter 12).
 helpers.keras_linear_attention
     The Keras twins of helpers.linear_attention's chunked rules and token mixer (chapter 13).
+helpers.keras_associative_recall
+    The one-layer recall model of chapters 14 and 17, with any of their token mixers.
+helpers.keras_sparse_attention
+    Trainable sliding-window, top-k (DSA, with its indexer's KL loss) and NSA mixers
+    (chapter 17).
 
 ``import helpers`` is cheap: it imports neither matplotlib nor TensorFlow.
 """
