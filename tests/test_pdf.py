@@ -226,6 +226,8 @@ DIAGRAM_PAGES = {
     "fig-ch7-diagram-tiling": "chapters/07_attention_cost",
     "fig-ch15-diagram-llama": "chapters/15_pretrained_language_model",
     "fig-ch16-diagram-sink-gate": "chapters/16_attention_sinks",
+    "fig-ch17-diagram-dsa": "chapters/17_sparse_attention",
+    "fig-ch17-diagram-nsa": "chapters/17_sparse_attention",
     "fig-ch4-diagram-layers": "chapters/04_keras_attention_layers",
 }
 

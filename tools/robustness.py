@@ -230,6 +230,15 @@ DESCRIPTIONS = {
     "ch14_capacity_delta_8": "DeltaNet 모델(8×8 상태)이 90% 넘게 맞힌 쌍의 수의 상한",
     "ch14_capacity_gated_delta_8": ("Gated DeltaNet 모델(8×8 상태)이 90% 넘게 맞힌 쌍의 수의 "
                                     "상한"),
+    "ch17_train_seconds": ("먼 키의 연상 기억 모델 네 개(전체, 창, top-k, NSA)를 함께 학습한 "
+                           "시간(초)"),
+    "ch17_recall_softmax": "전체 어텐션 모델이 창 밖의 쌍을 물은 쿼리에서 값을 맞힌 비율",
+    "ch17_recall_window": "슬라이딩 윈도(24개) 모델이 창 밖의 쌍을 물은 쿼리에서 맞힌 비율",
+    "ch17_recall_topk": ("top-k(24개, KL로 학습한 인덱서) 모델이 창 밖의 쌍을 물은 쿼리에서 맞힌 "
+                         "비율"),
+    "ch17_recall_nsa": "NSA 모델이 창 밖의 쌍을 물은 쿼리에서 맞힌 비율",
+    "ch17_topk_answer_chosen": "top-k 모델의 인덱서가 쿼리마다 읽어야 할 값 토큰을 고른 비율",
+    "ch17_nsa_answer_chosen": "NSA 모델의 선택 갈래가 쿼리마다 읽어야 할 값 토큰을 고른 비율",
     "ch16_train_seconds": "어텐션만 다른 바이그램-되베끼기 모델 세 개를 함께 학습한 시간(초)",
     "ch16_sequence_steps_per_second": "세 모델을 합친 학습 처리량(모델 3개의 시퀀스·시점/초)",
     "ch16_copy_softmax": "소프트맥스 모델이 트리거 뒤 토큰(되베끼기)을 맞힌 비율",
