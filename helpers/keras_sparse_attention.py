@@ -157,6 +157,11 @@ class TopKAttention(_SingleHead):
         The indexer's heads and their size.
     kl_weight : float, default 1.0
         Weight of the indexer's KL loss; >= 0 (0 leaves the indexer untrained).
+    dense_steps : int, default 0
+        Training steps of the dense warm-up: for the first ``dense_steps`` training calls
+        every query reads all its keys (the indexer still learns from the KL loss); after
+        them, the ``top_k`` the indexer picks. Counted in the non-trainable weight
+        ``step``; calls with ``training=False`` neither count nor warm up.
     **kwargs
         Passed to ``keras.layers.Layer``.
 
@@ -181,18 +186,21 @@ class TopKAttention(_SingleHead):
     Sparse Attention", section 2.1 (indexer, equation 1; top-k selection, equation 2) and
     2.1.1 (training). Simplification: the report trains in two stages, a dense warm-up (the
     main model frozen, KL over all keys) and then a sparse stage with the KL restricted to the
-    selected keys; here there is one stage, sparse from the first step, with the warm-up's
-    KL over all earlier keys. Taught in chapter 17.
+    selected keys; here the whole model trains in both stages (``dense_steps`` dense calls,
+    then sparse), with the warm-up's KL over all earlier keys throughout. Taught in
+    chapter 17.
     """
 
     def __init__(self, head_dim: int, top_k: int, *, index_heads: int = 4,
-                 index_dim: int = 8, kl_weight: float = 1.0, **kwargs):
+                 index_dim: int = 8, kl_weight: float = 1.0, dense_steps: int = 0,
+                 **kwargs):
         super().__init__(**kwargs)
         self.head_dim = _checks.positive_int(head_dim, "head_dim")
         self.top_k = _checks.positive_int(top_k, "top_k")
         self.index_heads = _checks.positive_int(index_heads, "index_heads")
         self.index_dim = _checks.positive_int(index_dim, "index_dim")
         self.kl_weight = _checks.real(kl_weight, "kl_weight", low=0.0)
+        self.dense_steps = _checks.integer(dense_steps, "dense_steps", low=0)
 
     def build(self, input_shape):
         d, h = input_shape[-1], self.head_dim
@@ -203,6 +211,8 @@ class TopKAttention(_SingleHead):
         self._kernel("index_query", (d, self.index_heads * self.index_dim))
         self._kernel("index_key", (d, self.index_dim))
         self._kernel("index_weight", (d, self.index_heads))
+        self.step = self.add_weight(shape=(), name="step", initializer="zeros",
+                                    trainable=False)
 
     def index_scores(self, x):
         """``I``, shape (batch, n, n): the indexer's score of key ``s`` for query ``t``."""
@@ -219,12 +229,16 @@ class TopKAttention(_SingleHead):
         causal = _window_mask(ops.shape(x)[1], ops.shape(x)[1])
         return _top_mask(self.index_scores(x), self.top_k, causal)
 
-    def call(self, x):
+    def call(self, x, training=False):
         q, k, v = (self.project(x, name) for name in ("query", "key", "value"))
         scores = self.scores(q, k)
         index = self.index_scores(x)
         causal = _window_mask(ops.shape(x)[1], ops.shape(x)[1])
         chosen = _top_mask(index, self.top_k, causal)
+        if training and self.dense_steps:                 # the dense warm-up
+            chosen = ops.logical_or(chosen, ops.logical_and(
+                causal, ops.less(self.step, float(self.dense_steps))))
+            self.step.assign_add(1.0)
         target = ops.stop_gradient(masked_softmax(scores, causal))
         log_index = ops.log_softmax(ops.where(causal, index, _NEG), axis=-1)
         log_target = ops.log(ops.maximum(target, 1e-12))
@@ -235,7 +249,7 @@ class TopKAttention(_SingleHead):
     def get_config(self):
         return {**super().get_config(), "head_dim": self.head_dim, "top_k": self.top_k,
                 "index_heads": self.index_heads, "index_dim": self.index_dim,
-                "kl_weight": self.kl_weight}
+                "kl_weight": self.kl_weight, "dense_steps": self.dense_steps}
 
 
 @keras.saving.register_keras_serializable(package="helpers")

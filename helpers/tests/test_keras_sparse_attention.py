@@ -78,6 +78,20 @@ def test_top_k_covering_every_key_is_causal_softmax_attention():
                                rtol=1e-4)
 
 
+
+def test_dense_warm_up_reads_every_key_for_its_training_steps_then_the_top_k():
+    layer, x = make(TopKAttention(H, 1, index_heads=2, index_dim=3, dense_steps=2))
+    dense = dense_output(layer, x, window(N, N))
+    chosen = np.stack([sa.top_k_mask(s, 1) for s in indexer_numpy(layer, x)])
+    sparse = np.stack([dense_output(layer, x[b:b + 1], chosen[b])[0] for b in range(2)])
+    np.testing.assert_allclose(np.asarray(layer(x)), sparse, atol=1e-4, rtol=1e-4)
+    for _ in range(2):                       # two training calls: dense, and counted
+        np.testing.assert_allclose(np.asarray(layer(x, training=True)), dense, atol=1e-4,
+                                   rtol=1e-4)
+    assert float(layer.step) == 2.0
+    np.testing.assert_allclose(np.asarray(layer(x, training=True)), sparse, atol=1e-4,
+                               rtol=1e-4)
+
 @pytest.mark.parametrize("k", [1, 3])
 def test_top_k_matches_numpy_indexer_and_mask(k):
     layer, x = make(TopKAttention(H, k, index_heads=3, index_dim=2))
@@ -194,7 +208,8 @@ def test_nsa_selects_the_blocks_the_compressed_branch_attends_to():
 
 
 @pytest.mark.parametrize("layer", [
-    WindowAttention(4, 3), TopKAttention(4, 5, index_heads=2, index_dim=3, kl_weight=0.2),
+    WindowAttention(4, 3), TopKAttention(4, 5, index_heads=2, index_dim=3, kl_weight=0.2,
+                                         dense_steps=7),
     NativeSparseAttention(4, block_size=6, stride=3, select_size=5, num_selected=4,
                           window=2)])
 def test_config_round_trip(layer):
@@ -211,6 +226,7 @@ def test_config_round_trip(layer):
     (lambda: TopKAttention(4, 0), ValueError, "top_k"),
     (lambda: TopKAttention(4, 2, kl_weight=-1.0), ValueError, "kl_weight"),
     (lambda: TopKAttention(4, 2, index_heads=0), ValueError, "index_heads"),
+    (lambda: TopKAttention(4, 2, dense_steps=-1), ValueError, "dense_steps"),
     (lambda: NativeSparseAttention(4, block_size=4, stride=5), ValueError, "stride"),
     (lambda: NativeSparseAttention(4, num_selected=1), ValueError, "num_selected")])
 def test_bad_arguments(make_layer, error, message):
