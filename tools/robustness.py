@@ -234,10 +234,14 @@ DESCRIPTIONS = {
                            "시간(초)"),
     "ch17_recall_softmax": "전체 어텐션 모델이 창 밖의 쌍을 물은 쿼리에서 값을 맞힌 비율",
     "ch17_recall_window": "슬라이딩 윈도(24개) 모델이 창 밖의 쌍을 물은 쿼리에서 맞힌 비율",
-    "ch17_recall_topk": ("top-k(24개, KL로 학습한 인덱서) 모델이 창 밖의 쌍을 물은 쿼리에서 맞힌 "
-                         "비율"),
+    "ch17_recall_topk": ("top-k(8개, KL로 학습한 인덱서, 준비 없이) 모델이 창 밖의 쌍을 물은 "
+                         "쿼리에서 맞힌 비율"),
+    "ch17_recall_topk_warm": ("top-k(8개, 앞의 128단계는 전체 어텐션으로 준비) 모델이 창 밖의 쌍을 "
+                              "물은 쿼리에서 맞힌 비율"),
     "ch17_recall_nsa": "NSA 모델이 창 밖의 쌍을 물은 쿼리에서 맞힌 비율",
-    "ch17_topk_answer_chosen": "top-k 모델의 인덱서가 쿼리마다 읽어야 할 값 토큰을 고른 비율",
+    "ch17_topk_answer_chosen": "top-k 모델(준비 없이)의 인덱서가 읽어야 할 값 토큰을 고른 비율",
+    "ch17_topk_warm_answer_chosen": ("top-k 모델(전체로 준비)의 인덱서가 읽어야 할 값 토큰을 고른 "
+                                     "비율"),
     "ch17_nsa_answer_chosen": "NSA 모델의 선택 갈래가 쿼리마다 읽어야 할 값 토큰을 고른 비율",
     "ch16_train_seconds": "어텐션만 다른 바이그램-되베끼기 모델 세 개를 함께 학습한 시간(초)",
     "ch16_sequence_steps_per_second": "세 모델을 합친 학습 처리량(모델 3개의 시퀀스·시점/초)",
