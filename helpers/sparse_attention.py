@@ -35,8 +35,8 @@ Native Sparse Attention (NSA, Yuan et al. 2025, arXiv:2502.11089, section 3)
 Cost per generated token: :class:`DSAConfig`, :class:`NSAConfig`, :data:`SPARSE_PUBLISHED`
 (sourced), :func:`cache_bytes_per_token`, :func:`decode_cost`.
 
-What of the released DeepSeek-V3.2-Exp code we follow (GitHub ``deepseek-ai/DeepSeek-V3.2-Exp``,
-``inference/model.py``, class ``Indexer``, lines 431-480, and ``MLA.forward``, lines 537-597;
+What of the released DeepSeek-V3.2-Exp code we follow (GitHub ``deepseek-ai/DeepSeek-V3.2-Exp``
+at commit 3b99a53, ``inference/model.py``, class ``Indexer``, lines 431-480, and ``MLA.forward``, lines 537-597;
 ``inference/kernel.py``, ``fp8_index``, lines 200-274)
 
 * the indexer's queries are an up-projection of the *query latent* ``qr`` (the RMS-normed
@@ -46,7 +46,7 @@ What of the released DeepSeek-V3.2-Exp code we follow (GitHub ``deepseek-ai/Deep
 * RoPE on the first ``rope_dim`` (= ``qk_rope_head_dim``, 64) numbers of the indexer's query
   and key, the rest unrotated (``torch.split(q, [rope_head_dim, head_dim - rope_head_dim])``);
   here with the course's :func:`~helpers.positions.rotary_position_embedding` (adjacent
-  pairs, as the released ``view_as_complex`` pairs them), without YaRN's scaling;
+  pairs, as ``view_as_complex`` pairs them at that commit), without YaRN's scaling;
 * the head weights ``weights_proj(x) * index_n_heads ** -0.5 * index_head_dim ** -0.5``
   (``softmax_scale``) and ``ReLU`` of each head's product before the weighted sum
   (``T.max(logits, 0)`` in ``fp8_index``);
