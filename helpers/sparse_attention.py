@@ -36,8 +36,8 @@ Cost per generated token: :class:`DSAConfig`, :class:`NSAConfig`, :data:`SPARSE_
 (sourced), :func:`cache_bytes_per_token`, :func:`decode_cost`.
 
 What of the released DeepSeek-V3.2-Exp code we follow (GitHub ``deepseek-ai/DeepSeek-V3.2-Exp``
-at commit 3b99a53, ``inference/model.py``, class ``Indexer``, lines 431-480, and ``MLA.forward``, lines 537-597;
-``inference/kernel.py``, ``fp8_index``, lines 200-274)
+at commit 3b99a53, ``inference/model.py``, class ``Indexer``, lines 431-480, and
+``MLA.forward``, lines 537-597; ``inference/kernel.py``, ``fp8_index``, lines 200-274)
 
 * the indexer's queries are an up-projection of the *query latent* ``qr`` (the RMS-normed
   ``c_Q`` of MLA): ``wq_b``, ``q_lora_rank -> index_n_heads * index_head_dim``; its key is a
