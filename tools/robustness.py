@@ -230,8 +230,9 @@ DESCRIPTIONS = {
     "ch14_capacity_delta_8": "DeltaNet 모델(8×8 상태)이 90% 넘게 맞힌 쌍의 수의 상한",
     "ch14_capacity_gated_delta_8": ("Gated DeltaNet 모델(8×8 상태)이 90% 넘게 맞힌 쌍의 수의 "
                                     "상한"),
-    "ch17_train_seconds": ("먼 키의 연상 기억 모델 네 개(전체, 창, top-k, NSA)를 함께 학습한 "
+    "ch17_train_seconds": ("먼 키의 연상 기억 모델 다섯 개(전체, 창, top-k 둘, NSA)를 함께 학습한 "
                            "시간(초)"),
+    "ch17_sequence_steps_per_second": "다섯 모델을 합친 학습 처리량(모델 5개의 시퀀스·시점/초)",
     "ch17_recall_softmax": "전체 어텐션 모델이 창 밖의 쌍을 물은 쿼리에서 값을 맞힌 비율",
     "ch17_recall_window": "슬라이딩 윈도(24개) 모델이 창 밖의 쌍을 물은 쿼리에서 맞힌 비율",
     "ch17_recall_topk": ("top-k(8개, KL로 학습한 인덱서, 준비 없이) 모델이 창 밖의 쌍을 물은 "
