@@ -117,7 +117,7 @@ def test_the_status_option_rewrites_the_tables_without_running_chapters(tmp_path
            "≥ 90% |" in shown
     swept = block(tmp_path / "status.md", "robustness-sweep")
     assert swept == robustness.sweep_markdown(sweep)
-    assert "| 05 | `ch5_accuracy_lstm` | 85.0% | 96.0% | 97.0% | ≥ 90% | 2/3 |" in swept
+    assert "| `ch5_accuracy_lstm` | 85.0% | 96.0% | 97.0% | ≥ 90% | 2/3 |" in swept
 
 
 def entry_of(values, fmt=".3f", at_least=None, at_most=None):
