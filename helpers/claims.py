@@ -36,10 +36,15 @@ class ClaimError(AssertionError):
 
 
 class _Text(str):
-    """A string whose ``repr`` is itself, so that ``{glue:text}`` shows it without quotes."""
+    """A string that ``{glue:text}`` shows exactly as written.
+
+    myst-nb reads a glued value's plain text back with ``ast.literal_eval`` to drop the quotes
+    of a string. A bare ``1.05, 1.17`` would come back as a tuple and ``1.00`` as ``1.0``, so
+    the plain text is the string's Python literal, which reads back as the string itself.
+    """
 
     def __repr__(self) -> str:
-        return str(self)
+        return repr(str(self))
 
 
 def glue(name: str, value) -> None:

@@ -107,11 +107,6 @@ def test_check_accepts_numpy_scalars(table, tmp_path, monkeypatch):
     assert json.loads(record.read_text())["value"] == pytest.approx(0.96)
 
 
-def test_glued_text_shows_without_quotes():
-    # myst-nb's {glue:text} shows text/plain; a str's repr would show its quotes.
-    assert repr(claims._Text("0.95–0.97")) == "0.95–0.97"
-
-
 def test_glue_displays_exactly_what_myst_nb_glue_displays(monkeypatch):
     import IPython.display
     from myst_nb.ext import glue as myst_nb_glue
@@ -183,3 +178,17 @@ def test_runs_of_an_unmeasured_metric_says_what_to_run(measured_runs):
         claims.runs("never_measured")
     with pytest.raises(TypeError, match="non-empty string"):
         claims.runs("")
+
+
+@pytest.mark.parametrize("text", ["1.05, 1.17, 1.57", "1.00", "0.070", "(0, 1, 2)", "36–59%p",
+                                  "균등 분포와 비슷하게 본다", "it's"])
+def test_glued_text_reaches_the_page_as_written(monkeypatch, text):
+    # the site formats the plain text with myst-nb's format_plain_text (literal_eval first)
+    import IPython.display
+    from myst_nb.core.variables import format_plain_text
+
+    shown = []
+    monkeypatch.setattr(IPython.display, "display", lambda data, **k: shown.append(data))
+    claims.glue("words", text)
+    plain = shown[0]["application/papermill.record/text/plain"]
+    assert format_plain_text(plain, "") == text
