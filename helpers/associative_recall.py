@@ -20,9 +20,23 @@ from . import _checks
 from .attention import MultiHeadAttention
 from .linear_attention import RULES, TokenMixer
 
-__all__ = ["multi_query_recall", "recall_accuracy", "shift_tokens", "RecallModel", "MIXERS"]
+__all__ = ["multi_query_recall", "recall_accuracy", "shift_tokens", "RecallModel", "MIXERS",
+           "ZOOLOGY_MQAR"]
 
 MIXERS = ("softmax", *RULES)
+
+#: The training budget of Zoology's MQAR comparison (Arora et al. 2023, figure 2), which
+#: chapter 14 sets beside its own: vocabulary, training sequences, epochs and the learning
+#: rates swept for every model (the best run is reported).
+ZOOLOGY_MQAR = {
+    "vocab_size": 8_192,
+    "num_examples": 100_000,
+    "max_epochs": 64,
+    "learning_rates": tuple(float(lr) for lr in np.logspace(-4, -2, 4)),
+    "source": ("HazyResearch/zoology, zoology/experiments/paper_configs/"
+               "iclr24_zoology_figure2/configs.py (commit 4261f62): VOCAB_SIZE, "
+               "MQARConfig(num_examples=100_000), max_epochs=64, lr in np.logspace(-4, -2, 4)"),
+}
 
 
 def multi_query_recall(num_examples: int, num_pairs: int, *, num_keys: int, num_values: int,
