@@ -57,6 +57,7 @@ div.cell.print-keep { break-inside: avoid; }
 .print-split { break-inside: auto !important; }
 div.cell_input.print-split-after { break-after: auto; }
 .admonition > .admonition-title, :is(h1, h2, h3, h4) { break-after: avoid; }
+:is(h1, h2, h3, h4) { word-break: keep-all; }
 """
 
 # The height of A4 within the margins, in CSS pixels (96 per inch).
