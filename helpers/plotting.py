@@ -671,7 +671,8 @@ def _static_slider_picture(panels, series, sliders, width: float, panel_height: 
             # a panel's only series is named by its title: the legend names the steps alone
             alone = panel.get("title") and sum(i["panel"] == p for i in series) == 1
             for k, v in enumerate(shown):  # the step's notes belong to the slider, not here
-                label = f"{name} {values[v]}" if alone else f"{item['name']} ({name} {values[v]})"
+                step_name = f"{name} = {values[v]}"
+                label = step_name if alone else f"{item['name']} ({step_name})"
                 color = item.get("color") if k == 0 else _STATIC_COLORS[k % len(_STATIC_COLORS)]
                 drawn.append(({**item, "color": color}, item["y"][v], label))
         n_bars = sum(d[0].get("kind", "line") == "bar" for d in drawn)

@@ -281,7 +281,7 @@ def test_slider_figure_steps_swap_precomputed_values():
     # the static picture names the static positions by series and step; the notes, which
     # follow the slider, are not printed in it
     labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
-    assert labels == ["고른 분포", "가중치 (온도 1)", "가중치 (온도 3)"]
+    assert labels == ["고른 분포", "가중치 (온도 = 1)", "가중치 (온도 = 3)"]
     assert not {"가", "나", "다"} & {t.get_text() for t in fig.findobj(Text)}
 
 
@@ -306,7 +306,7 @@ def test_slider_figure_names_only_the_steps_of_a_titled_panels_only_series():
     panels[0]["title"] = "가중치"
     fig = slider_figure(panels, series[:1], sliders, description="설명")
     labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
-    assert labels == ["온도 1", "온도 3"]
+    assert labels == ["온도 = 1", "온도 = 3"]
 
 
 @pytest.mark.parametrize("change, match", [
