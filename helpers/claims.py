@@ -16,6 +16,7 @@ course's own environment) and skipped where it is not (Colab), since only the si
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 import json
 import math
@@ -36,15 +37,22 @@ class ClaimError(AssertionError):
 
 
 class _Text(str):
-    """A string that ``{glue:text}`` shows exactly as written.
+    """A string that ``{glue:text}`` and the ``{glue}`` directive show exactly as written.
 
-    myst-nb reads a glued value's plain text back with ``ast.literal_eval`` to drop the quotes
-    of a string. A bare ``1.05, 1.17`` would come back as a tuple and ``1.00`` as ``1.0``, so
-    the plain text is the string's Python literal, which reads back as the string itself.
+    The directive shows a glued value's plain text as it is; ``{glue:text}`` first reads it
+    back with ``ast.literal_eval`` (to drop a string's quotes), so a bare ``1.05, 1.17`` would
+    show as a tuple and ``1.00`` as ``1.0``. The plain text is the string itself, unless
+    reading it back would change it: then it is the string's literal, which reads back as the
+    string. (Such text is a value in a sentence, never a block for the directive.)
     """
 
     def __repr__(self) -> str:
-        return repr(str(self))
+        text = str(self)
+        try:
+            read = ast.literal_eval(text)
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            return text
+        return text if str(read) == text else repr(text)
 
 
 def glue(name: str, value) -> None:

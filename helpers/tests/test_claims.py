@@ -192,3 +192,14 @@ def test_glued_text_reaches_the_page_as_written(monkeypatch, text):
     claims.glue("words", text)
     plain = shown[0]["application/papermill.record/text/plain"]
     assert format_plain_text(plain, "") == text
+
+
+@pytest.mark.parametrize("text", ["Keras:   [0.25 0.25]\nhelpers: [0. 0.]", "True\n마스크: [1 0]"])
+def test_text_for_the_glue_directive_is_its_own_plain_text(monkeypatch, text):
+    # the {glue} directive shows the plain text as it is, without literal_eval
+    import IPython.display
+
+    shown = []
+    monkeypatch.setattr(IPython.display, "display", lambda data, **k: shown.append(data))
+    claims.glue("block", text)
+    assert shown[0]["application/papermill.record/text/plain"] == text
