@@ -39,8 +39,8 @@ ZOOLOGY_MQAR = {
 }
 
 
-def multi_query_recall(num_examples: int, num_pairs: int, *, num_keys: int, num_values: int,
-                       length: int | None = None, rng):
+def multi_query_recall(num_examples: int, num_pairs: int, *, num_keys: int,
+                       num_values: int, length: int | None = None, rng):
     """Sequences of key-value pairs followed by queries for every key, in random order.
 
     Token ids: 0 is padding, keys are ``1 .. num_keys`` and values
@@ -99,7 +99,8 @@ def multi_query_recall(num_examples: int, num_pairs: int, *, num_keys: int, num_
     num_keys = _checks.positive_int(num_keys, "num_keys")
     num_values = _checks.integer(num_values, "num_values", low=2)
     pairs = _checks.integer(num_pairs, "num_pairs", low=1, high=num_keys)
-    length = 3 * pairs if length is None else _checks.integer(length, "length", low=3 * pairs)
+    length = (3 * pairs if length is None
+              else _checks.integer(length, "length", low=3 * pairs))
     rng = _checks.generator(rng)
     keys = np.argsort(rng.random((rows, num_keys)), axis=1)[:, :pairs] + 1
     values = rng.integers(num_keys + 1, num_keys + num_values + 1, size=(rows, pairs))

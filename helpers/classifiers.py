@@ -70,23 +70,26 @@ class BahdanauAttention(keras.layers.Layer):
         self.w1 = keras.layers.Dense(self.units, use_bias=False, name="w1")
         self.w2 = keras.layers.Dense(self.units, use_bias=False, name="w2")
         self.v = keras.layers.Dense(1, use_bias=False, name="v")
-        self.supports_masking = True  # 시간 축의 마스크를 받고, 출력에는 마스크가 없다
+        # 시간 축의 마스크를 받고, 출력에는 마스크가 없다
+        self.supports_masking = True
 
     def build(self, query_shape, values_shape):
         if len(query_shape) != 2 or len(values_shape) != 3:
-            raise ValueError("BahdanauAttention expects query (batch, hidden_q) and values "
-                             f"(batch, seq_len, hidden); got shapes {tuple(query_shape)} "
-                             f"and {tuple(values_shape)}")
+            raise ValueError("BahdanauAttention expects query (batch, hidden_q) and "
+                             "values (batch, seq_len, hidden); got shapes "
+                             f"{tuple(query_shape)} and {tuple(values_shape)}")
         self.w1.build(query_shape)
         self.w2.build(values_shape)
         self.v.build((*values_shape[:-1], self.units))
 
     def call(self, query, values, mask=None):
-        hidden = keras.ops.tanh(keras.ops.expand_dims(self.w1(query), 1) + self.w2(values))
+        hidden = keras.ops.tanh(keras.ops.expand_dims(self.w1(query), 1)
+                                + self.w2(values))
         scores = self.v(hidden)
         if mask is not None:
             allowed = keras.ops.expand_dims(keras.ops.cast(mask, "bool"), -1)
-            scores = keras.ops.where(allowed, scores, keras.ops.full_like(scores, -1e9))
+            scores = keras.ops.where(allowed, scores,
+                                     keras.ops.full_like(scores, -1e9))
         weights = keras.ops.softmax(scores, axis=1)
         if mask is not None:
             weights = weights * keras.ops.cast(allowed, weights.dtype)
@@ -157,13 +160,16 @@ def build_lstm_classifier(seq_len: int, n_features: int, *, lstm_units: int = 64
     The baseline of chapter 5; no attention.
     """
     inputs = _inputs(seq_len, n_features)
-    state = keras.layers.LSTM(positive_int(lstm_units, "lstm_units"), name="lstm")(inputs)
-    return _compiled(inputs, _classifier_head(state, dense_units, dropout), "lstm", learning_rate)
+    state = keras.layers.LSTM(positive_int(lstm_units, "lstm_units"),
+                              name="lstm")(inputs)
+    return _compiled(inputs, _classifier_head(state, dense_units, dropout), "lstm",
+                     learning_rate)
 
 
-def build_lstm_bahdanau_classifier(seq_len: int, n_features: int, *, lstm_units: int = 64,
-                                   attention_units: int = 64, dense_units: int = 32,
-                                   dropout: float = 0.3, learning_rate: float = 1e-3):
+def build_lstm_bahdanau_classifier(seq_len: int, n_features: int, *,
+                                   lstm_units: int = 64, attention_units: int = 64,
+                                   dense_units: int = 32, dropout: float = 0.3,
+                                   learning_rate: float = 1e-3):
     """Binary classifier: LSTM → BahdanauAttention (query = last hidden state) → head.
 
     The LSTM returns all hidden states (the values) and its last hidden state (the query);
@@ -194,17 +200,19 @@ def build_lstm_bahdanau_classifier(seq_len: int, n_features: int, *, lstm_units:
     Bahdanau et al., ICLR 2015; chapter 5.
     """
     inputs = _inputs(seq_len, n_features)
-    lstm = keras.layers.LSTM(positive_int(lstm_units, "lstm_units"), return_sequences=True,
-                             return_state=True, name="lstm")
+    lstm = keras.layers.LSTM(positive_int(lstm_units, "lstm_units"),
+                             return_sequences=True, return_state=True, name="lstm")
     states, last_hidden, _ = lstm(inputs)
-    context, _ = BahdanauAttention(attention_units, name="attention")(last_hidden, states)
+    context, _ = BahdanauAttention(attention_units,
+                                   name="attention")(last_hidden, states)
     outputs = _classifier_head(context, dense_units, dropout)
     return _compiled(inputs, outputs, "lstm_bahdanau", learning_rate)
 
 
 def build_lstm_mha_classifier(seq_len: int, n_features: int, *, lstm_units: int = 64,
-                              num_heads: int = 4, key_dim: int = 32, dense_units: int = 32,
-                              dropout: float = 0.3, learning_rate: float = 1e-3):
+                              num_heads: int = 4, key_dim: int = 32,
+                              dense_units: int = 32, dropout: float = 0.3,
+                              learning_rate: float = 1e-3):
     """Binary classifier: LSTM → multi-head self-attention → GlobalAveragePooling1D → head.
 
     Every time step's hidden state queries all others (query = key = value = the LSTM's
@@ -237,10 +245,11 @@ def build_lstm_mha_classifier(seq_len: int, n_features: int, *, lstm_units: int 
     Vaswani et al., "Attention is all you need", NeurIPS 2017, section 3.2.2; chapters 3–5.
     """
     inputs = _inputs(seq_len, n_features)
-    states = keras.layers.LSTM(positive_int(lstm_units, "lstm_units"), return_sequences=True,
-                               name="lstm")(inputs)
+    states = keras.layers.LSTM(positive_int(lstm_units, "lstm_units"),
+                               return_sequences=True, name="lstm")(inputs)
     mha = keras.layers.MultiHeadAttention(positive_int(num_heads, "num_heads"),
-                                          positive_int(key_dim, "key_dim"), name="attention")
+                                          positive_int(key_dim, "key_dim"),
+                                          name="attention")
     attended, _ = mha(states, states, return_attention_scores=True)
     pooled = keras.layers.GlobalAveragePooling1D(name="pooling")(attended)
     outputs = _classifier_head(pooled, dense_units, dropout)

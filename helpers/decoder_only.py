@@ -460,7 +460,8 @@ class DecoderOnlyTransformer:
         return KVCache(len(self.layers), max_entries=self.window, sinks=self.sinks)
 
     def __call__(self, ids, *, cache: KVCache | None = None,
-                 return_attention_scores: bool = False, return_hidden_states: bool = False):
+                 return_attention_scores: bool = False,
+                 return_hidden_states: bool = False):
         """Logits for every new position.
 
         Parameters
@@ -498,8 +499,10 @@ class DecoderOnlyTransformer:
         start = 0 if cache is None else cache.length
         positions = start + np.arange(ids.shape[1])
         if self.max_length is not None and positions[-1] >= self.max_length:
-            raise ValueError(f"position {positions[-1]} is past max_length={self.max_length}")
-        key_positions = positions if cache is None else cache.positions(new=len(positions))
+            raise ValueError(f"position {positions[-1]} is past "
+                             f"max_length={self.max_length}")
+        key_positions = (positions if cache is None
+                         else cache.positions(new=len(positions)))
         mask = visible_keys(positions, key_positions, self.window, sinks=self.sinks)
         x = self.embedding[ids]
         if self.scale_embedding:
@@ -557,12 +560,13 @@ def greedy_generate(model: DecoderOnlyTransformer, prompt_ids, steps: int, *,
     Taught in chapter 9, which checks that both ways give the same logits and tokens.
     """
     if not isinstance(model, DecoderOnlyTransformer):
-        raise TypeError(f"model must be a DecoderOnlyTransformer; got {type(model).__name__}")
+        raise TypeError("model must be a DecoderOnlyTransformer; got "
+                        f"{type(model).__name__}")
     if cache is not None and (not isinstance(cache, (KVCache, LatentCache))
                               or cache.length):
         raise ValueError("cache must be an empty KVCache or LatentCache "
-                         f"(model.new_cache()); got {type(cache).__name__} with length "
-                         f"{getattr(cache, 'length', '?')}")
+                         f"(model.new_cache()); got {type(cache).__name__} "
+                         f"with length {getattr(cache, 'length', '?')}")
     ids = _checks.int_array(prompt_ids, "prompt_ids", ndim=2, low=0)
     steps = _checks.positive_int(steps, "steps")
     new, chosen, step_logits = ids, [], []

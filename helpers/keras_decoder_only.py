@@ -281,9 +281,9 @@ class DecoderOnlyLayer(_TransformerLayer):
             return MultiHeadLatentAttention(self.num_heads, self.key_dim, name=name,
                                             **self._latent)
         if self.position != "none" or self.variant != "softmax":
-            return PositionalSelfAttention(self.key_dim, self.num_heads, self._num_kv_heads,
-                                           position=self.position, variant=self.variant,
-                                           name=name)
+            return PositionalSelfAttention(self.key_dim, self.num_heads,
+                                           self._num_kv_heads, position=self.position,
+                                           variant=self.variant, name=name)
         return keras.layers.GroupQueryAttention(
             head_dim=self.key_dim, num_query_heads=self.num_heads,
             num_key_value_heads=self._num_kv_heads, name=name)
@@ -295,7 +295,8 @@ class DecoderOnlyLayer(_TransformerLayer):
         def attend(h):
             if self.window is None:
                 return self.self_attention(h, h, use_causal_mask=True,
-                                           return_attention_scores=True, training=training)
+                                           return_attention_scores=True,
+                                           training=training)
             mask = _window_mask(keras.ops.shape(h)[1], self.window)[None]
             return self.self_attention(h, h, attention_mask=mask,
                                        return_attention_scores=True, training=training)
@@ -320,8 +321,9 @@ class DecoderOnlyLayer(_TransformerLayer):
         return None if self._latent is None else dict(self._latent)
 
 
-def build_decoder_only(vocab_size: int, *, d_model: int = 32, num_query_heads: int = 4,
-                       num_kv_heads: int = 4, d_ff: int = 64, num_layers: int = 2,
+def build_decoder_only(vocab_size: int, *, d_model: int = 32,
+                       num_query_heads: int = 4, num_kv_heads: int = 4,
+                       d_ff: int = 64, num_layers: int = 2,
                        max_length: int = 32, window: int | None = None,
                        latent: dict | None = None, variant: str = "softmax"):
     """A decoder-only Transformer language model: token ids → next-token logits.
@@ -376,8 +378,9 @@ def build_decoder_only(vocab_size: int, *, d_model: int = 32, num_query_heads: i
     ids = keras.Input((None,), dtype="int32", name="ids")
     x = _embedding(vocab_size, d_model, max_length, "decoder")(ids)
     for i in range(num_layers):
-        layer = DecoderOnlyLayer(d_model, num_query_heads, num_kv_heads, d_ff, window=window,
-                                 latent=latent, variant=variant, name=f"decoder_layer_{i}")
+        layer = DecoderOnlyLayer(d_model, num_query_heads, num_kv_heads, d_ff,
+                                 window=window, latent=latent, variant=variant,
+                                 name=f"decoder_layer_{i}")
         x = layer(x)
     x = keras.layers.LayerNormalization(name="final_norm")(x)
     logits = keras.layers.Dense(vocab_size, name="logits")(x)

@@ -357,10 +357,12 @@ def build_transformer_seq2seq(source_vocab_size: int, target_vocab_size: int, *,
     """
     for name, value, low in (("source_vocab_size", source_vocab_size, 2),
                              ("target_vocab_size", target_vocab_size, 2),
-                             ("num_layers", num_layers, 1), ("max_length", max_length, 1)):
+                             ("num_layers", num_layers, 1),
+                             ("max_length", max_length, 1)):
         _checks.integer(value, name, low=low)
     _checks.key_dim(d_model, num_heads)
-    options = dict(d_model=d_model, num_heads=num_heads, d_ff=d_ff, norm_first=norm_first)
+    options = dict(d_model=d_model, num_heads=num_heads, d_ff=d_ff,
+                   norm_first=norm_first)
     encoder_layers = [TransformerEncoderLayer(**options, name=f"encoder_layer_{i}")
                       for i in range(num_layers)]
     decoder_layers = [TransformerDecoderLayer(**options, name=f"decoder_layer_{i}")
@@ -369,10 +371,12 @@ def build_transformer_seq2seq(source_vocab_size: int, target_vocab_size: int, *,
              (("source", source_vocab_size), ("target", target_vocab_size))}
     final_norm = {side: keras.layers.LayerNormalization(name=f"{side}_final_norm")
                   for side in ("encoder", "decoder")} if norm_first else None
-    output = keras.layers.Dense(target_vocab_size, activation="softmax", name="output")
+    output = keras.layers.Dense(target_vocab_size, activation="softmax",
+                                name="output")
 
     def encode(source):
-        keep = keras.ops.expand_dims(keras.ops.not_equal(source, 0), 1)  # (batch, 1, S)
+        # keep: (batch, 1, S)
+        keep = keras.ops.expand_dims(keras.ops.not_equal(source, 0), 1)
         x = embed["source"](source)
         for layer in encoder_layers:
             x = layer(x, mask=keep)
@@ -390,10 +394,12 @@ def build_transformer_seq2seq(source_vocab_size: int, target_vocab_size: int, *,
     source = keras.Input((None,), dtype="int32", name="source")
     target_in = keras.Input((None,), dtype="int32", name="target_in")
     memory = keras.Input((None, d_model), name="memory")
-    model = keras.Model([source, target_in], decode(target_in, encode(source), source)[0],
+    model = keras.Model([source, target_in],
+                        decode(target_in, encode(source), source)[0],
                         name="transformer")
     encoder = keras.Model(source, encode(source), name="transformer_encoder")
-    decoder = keras.Model([target_in, memory, source], list(decode(target_in, memory, source)),
+    decoder = keras.Model([target_in, memory, source],
+                          list(decode(target_in, memory, source)),
                           name="transformer_decoder")
     return model, encoder, decoder
 

@@ -348,7 +348,8 @@ class CharVocabulary:
         return texts
 
 
-def encode_reading_pairs(pairs, source_vocab: CharVocabulary, target_vocab: CharVocabulary, *,
+def encode_reading_pairs(pairs, source_vocab: CharVocabulary,
+                         target_vocab: CharVocabulary, *,
                          source_length: int = 8, target_length: int = 16):
     """The arrays an encoder-decoder trains on with teacher forcing.
 
@@ -391,9 +392,10 @@ def encode_reading_pairs(pairs, source_vocab: CharVocabulary, target_vocab: Char
     >>> source.tolist(), target_in.tolist(), target_out.tolist()
     ([[4, 3, 0]], [[1, 13, 2]], [[13, 2, 0]])
     """
-    source = source_vocab.encode([digits for digits, _ in pairs], length=source_length)
-    target = target_vocab.encode([reading for _, reading in pairs], start=True, end=True,
-                                 length=target_length + 1)
+    source = source_vocab.encode([digits for digits, _ in pairs],
+                                 length=source_length)
+    target = target_vocab.encode([reading for _, reading in pairs], start=True,
+                                 end=True, length=target_length + 1)
     return source, target[:, :-1], target[:, 1:]
 
 

@@ -305,20 +305,22 @@ def attention_flops_per_token(config: AttentionConfig, context: int, *, phase: s
     if absorbed and c.kind != "MLA":
         raise ValueError(f"absorbed=True needs an MLA config; {c.name} is {c.kind}")
     h, d, d_h, d_r = c.num_heads, c.d_model, c.head_dim, c.rope_dim
-    keys_met = n if phase == "decode" else (n + 1) / 2          # mean over the causal rows
+    keys_met = n if phase == "decode" else (n + 1) / 2  # mean over the causal rows
     if c.kind != "MLA":
         projections = 2 * d * (h + 2 * c.num_kv_heads) * d_h + 2 * h * d_h * d
         return c.num_layers * (projections + keys_met * 2 * h * (d_h + d_h))
     d_c = c.latent_dim
     query = (2 * d * h * (d_h + d_r) if c.query_latent_dim is None
-             else 2 * d * c.query_latent_dim + 2 * c.query_latent_dim * h * (d_h + d_r))
+             else 2 * d * c.query_latent_dim
+             + 2 * c.query_latent_dim * h * (d_h + d_r))
     projections = query + 2 * d * (d_c + d_r) + 2 * h * d_h * d
     if absorbed:
-        per_token = 2 * h * d_h * d_c * 2                       # W^UK on q, W^UV on o
+        per_token = 2 * h * d_h * d_c * 2               # W^UK on q, W^UV on o
     else:
-        rebuilt = n if phase == "decode" else 1                 # keys rebuilt per token
-        per_token = rebuilt * _rebuild_flops(c)                 # W^UK and W^UV
-    return c.num_layers * (projections + per_token + keys_met * _per_key_flops(c, absorbed))
+        rebuilt = n if phase == "decode" else 1         # keys rebuilt per token
+        per_token = rebuilt * _rebuild_flops(c)         # W^UK and W^UV
+    return c.num_layers * (projections + per_token
+                           + keys_met * _per_key_flops(c, absorbed))
 
 
 def _per_key_flops(c: AttentionConfig, absorbed: bool) -> int:
@@ -326,9 +328,9 @@ def _per_key_flops(c: AttentionConfig, absorbed: bool) -> int:
     h, d_h, d_r = c.num_heads, c.head_dim, c.rope_dim
     if c.kind != "MLA":
         return 2 * h * d_h + 2 * h * d_h
-    if absorbed:                                                # over the cached numbers
+    if absorbed:                                        # over the cached numbers
         return 2 * h * (c.latent_dim + d_r) + 2 * h * c.latent_dim
-    return 2 * h * (d_h + d_r) + 2 * h * d_h                    # over rebuilt keys, values
+    return 2 * h * (d_h + d_r) + 2 * h * d_h            # over rebuilt keys, values
 
 
 def _rebuild_flops(c: AttentionConfig) -> int:

@@ -161,7 +161,8 @@ def _decay_mask(g: np.ndarray) -> np.ndarray:
     return np.exp(np.where(causal, diff, -np.inf))
 
 
-def linear_attention_parallel(query, key, value, *, log_decay=None, initial_state=None):
+def linear_attention_parallel(query, key, value, *, log_decay=None,
+                              initial_state=None):
     """Causal linear attention as one masked matrix product: ``O = (Q K^T * D) V``.
 
     Parameters
@@ -205,12 +206,15 @@ def linear_attention_parallel(query, key, value, *, log_decay=None, initial_stat
     output = (q @ np.swapaxes(k, -1, -2) * mask) @ v
     gamma = np.exp(np.cumsum(g, axis=-1))
     output = output + gamma[..., None] * (q @ np.swapaxes(s0, -1, -2))
-    last = mask[..., -1, :]  # exp(G_n - G_j): how much of token j the final state keeps
-    state = gamma[..., -1, None, None] * s0 + np.swapaxes(v * last[..., None], -1, -2) @ k
+    # exp(G_n - G_j): how much of token j the final state keeps
+    last = mask[..., -1, :]
+    state = (gamma[..., -1, None, None] * s0
+             + np.swapaxes(v * last[..., None], -1, -2) @ k)
     return output, state
 
 
-def linear_attention_recurrent(query, key, value, *, log_decay=None, initial_state=None):
+def linear_attention_recurrent(query, key, value, *, log_decay=None,
+                               initial_state=None):
     """Causal linear attention as a recurrence: ``S_t = alpha_t S_{t-1} + v_t k_t^T``.
 
     The output is ``o_t = S_t q_t``. Arguments and returns as in
@@ -315,8 +319,8 @@ def _read_and_pass_on(q, k, g, mask, writes, state):
 
 # --- the delta rule and Gated DeltaNet --------------------------------------------------
 
-def delta_rule_recurrent(query, key, value, beta, *, log_decay=None, initial_state=None,
-                         order: str = "decay_first"):
+def delta_rule_recurrent(query, key, value, beta, *, log_decay=None,
+                         initial_state=None, order: str = "decay_first"):
     """The (gated) delta rule, one token at a time.
 
     ``S_t = alpha_t S_{t-1} (I - beta_t k_t k_t^T) + beta_t v_t k_t^T`` and ``o_t = S_t q_t``:
@@ -397,7 +401,8 @@ def _corrected_writes(k, v, b, mask, decayed_keys, state):
     t = _ut_transform(b[..., :, None] * (k @ np.swapaxes(k, -1, -2)) * mask * strict)
     u0 = t @ (b[..., None] * v)  # the writes if the incoming state were 0
     w = t @ (b[..., None] * decayed_keys)  # how the incoming state changes them
-    return u0 - w @ np.swapaxes(state, -1, -2)  # the true writes beta_j (v_j - read_j)
+    # the true writes beta_j (v_j - read_j)
+    return u0 - w @ np.swapaxes(state, -1, -2)
 
 
 def _delta_chunk(q, k, v, b, g, state):
@@ -539,10 +544,12 @@ def kda_recurrent(query, key, value, beta, log_decay, *, initial_state=None):
     >>> kda_recurrent(k, k, v, np.ones((1, 1, 2)), g)[1]
     array([[[[0.5, 1. ]]]])
     """
-    q, k, v, g, b, state = _kda_inputs(query, key, value, beta, log_decay, initial_state)
+    q, k, v, g, b, state = _kda_inputs(query, key, value, beta, log_decay,
+                                       initial_state)
     outputs = []
     for t in range(q.shape[2]):
-        state = state * np.exp(g[:, :, t, None, :])  # each column by its own alpha_t[d]
+        # each column by its own alpha_t[d]
+        state = state * np.exp(g[:, :, t, None, :])
         read = state @ k[:, :, t, :, None]
         error = v[:, :, t, :, None] - read
         state = state + b[:, :, t, None, None] * error * k[:, :, t, None, :]
@@ -556,7 +563,8 @@ def _channel_mask(a, b, g):
     cum = np.cumsum(g, axis=-2)
     diff = cum[..., :, None, :] - cum[..., None, :, :]
     causal = np.tril(np.ones((g.shape[-2],) * 2, dtype=bool))[..., None]
-    return np.einsum("...id,...jd,...ijd->...ij", a, b, np.exp(np.where(causal, diff, -np.inf)))
+    return np.einsum("...id,...jd,...ijd->...ij", a, b,
+                     np.exp(np.where(causal, diff, -np.inf)))
 
 
 def _kda_chunk(q, k, v, b, g, state):
@@ -568,7 +576,8 @@ def _kda_chunk(q, k, v, b, g, state):
     u0 = t @ (b[..., None] * v)
     w = t @ (b[..., None] * gamma * k)
     writes = u0 - w @ np.swapaxes(state, -1, -2)
-    output = (gamma * q) @ np.swapaxes(state, -1, -2) + _channel_mask(q, k, g) @ writes
+    output = ((gamma * q) @ np.swapaxes(state, -1, -2)
+              + _channel_mask(q, k, g) @ writes)
     keep = np.exp(cum[..., -1:, :] - cum)  # exp(G_C[d] - G_j[d])
     state = state * gamma[..., -1, None, :] + np.swapaxes(writes, -1, -2) @ (keep * k)
     return output, state
@@ -782,7 +791,8 @@ def retrieval_error(num_pairs: int, *, rule: str, dim: int = 32, num_keys: int |
 
 def _one_trial(num_pairs, pool, dim, rule, rng, distinct):
     keys = l2_normalize(rng.normal(size=(pool, dim)), eps=0.0)
-    which = np.arange(num_pairs) if distinct else rng.integers(0, pool, size=num_pairs)
+    which = (np.arange(num_pairs) if distinct
+             else rng.integers(0, pool, size=num_pairs))
     values = rng.normal(size=(num_pairs, dim))
     state, latest = np.zeros((dim, dim)), {}
     for key_index, value in zip(which, values, strict=True):

@@ -81,7 +81,7 @@ def positional_encoding(length: int, d_model: int) -> np.ndarray:
     """
     length = _checks.positive_int(length, "length")
     d_model = _even_d_model(d_model)
-    angles = np.arange(length)[:, None] * _frequencies(d_model)   # (length, d_model/2)
+    angles = np.arange(length)[:, None] * _frequencies(d_model)  # (length, d_model/2)
     table = np.empty((length, d_model))
     table[:, 0::2] = np.sin(angles)
     table[:, 1::2] = np.cos(angles)
@@ -170,7 +170,8 @@ def _pair_columns(head_dim: int, pairing: str) -> tuple[np.ndarray, np.ndarray]:
 
 
 def rotary_position_embedding(x, positions=None, *, base: float = 10000.0,
-                              pairing: str = "adjacent", frequencies=None) -> np.ndarray:
+                              pairing: str = "adjacent",
+                              frequencies=None) -> np.ndarray:
     """Rotary position embedding (RoPE): rotate each pair of features by position x angle.
 
     Pair ``i`` of the row at position ``m`` is turned by the angle ``m * theta_i``, with
@@ -234,7 +235,8 @@ def rotary_position_embedding(x, positions=None, *, base: float = 10000.0,
     head_dim = _head_dim(x)
     positions = _positions(positions, x.shape[-2])
     base = _checks.real(base, "base", low=1, low_open=True)
-    first, second = _pair_columns(head_dim, _checks.one_of(pairing, "pairing", _PAIRINGS))
+    first, second = _pair_columns(head_dim,
+                                  _checks.one_of(pairing, "pairing", _PAIRINGS))
     if frequencies is None:
         frequencies = _frequencies(head_dim, base)
     else:
@@ -574,7 +576,7 @@ def alibi_slopes(num_heads: int) -> np.ndarray:
     array([-2., -4., -6., -8., -1., -3.])
     """
     num_heads = _checks.positive_int(num_heads, "num_heads")
-    power = 1 << (num_heads.bit_length() - 1)              # largest power of two <= num_heads
+    power = 1 << (num_heads.bit_length() - 1)  # largest power of two <= num_heads
     slopes = 2.0 ** (-8.0 * np.arange(1, power + 1) / power)
     between = 2.0 ** (-8.0 * np.arange(1, 2 * power, 2) / (2 * power))
     return np.concatenate([slopes, between[:num_heads - power]])

@@ -193,14 +193,16 @@ def _attention(reader, index: int, sizes: dict) -> GroupedQueryAttention:
     d_model, head_dim = sizes["d_model"], sizes["head_dim"]
 
     def kernel(part: str, heads: int) -> np.ndarray:
-        weight = dequantized(reader, f"blk.{index}.attn_{part}.weight")  # (heads*hd, d)
+        # weight: (heads*hd, d)
+        weight = dequantized(reader, f"blk.{index}.attn_{part}.weight")
         return np.ascontiguousarray(weight.T).reshape(d_model, heads, head_dim)
 
     heads, kv_heads = sizes["num_query_heads"], sizes["num_kv_heads"]
-    output = dequantized(reader, f"blk.{index}.attn_output.weight")      # (d, heads*hd)
+    output = dequantized(reader, f"blk.{index}.attn_output.weight")  # (d, heads*hd)
     attention = GroupedQueryAttention(
         kernel("q", heads), kernel("k", kv_heads), kernel("v", kv_heads),
-        np.ascontiguousarray(output.T).reshape(heads, head_dim, d_model), position="rope")
+        np.ascontiguousarray(output.T).reshape(heads, head_dim, d_model),
+        position="rope")
     attention.rope_frequencies = rope_frequencies(head_dim, base=sizes["rope_base"])
     return attention
 
@@ -253,8 +255,8 @@ def _assemble(reader: gguf.GGUFReader, found: dict, num_layers: int | None,
     def weight(name):
         return dequantized(reader, f"{name}.weight")
 
-    # the embedding first: dequantising it needs temporaries as large as itself, and the
-    # peak memory is lower while the layers' weights do not exist yet
+    # the embedding first: dequantising it needs temporaries as large as itself,
+    # and the peak memory is lower while the layers' weights do not exist yet
     embedding = weight("token_embd")                                # (vocab, d_model)
     layers = []
     for i in range(sizes["num_layers"] if num_layers is None else num_layers):

@@ -16,7 +16,8 @@ from . import _checks
 __all__ = ["sampling_distribution", "sample_tokens"]
 
 
-def sampling_distribution(logits, *, temperature: float = 1.0, top_k: int | None = None,
+def sampling_distribution(logits, *, temperature: float = 1.0,
+                          top_k: int | None = None,
                           top_p: float | None = None) -> np.ndarray:
     """The distribution the next token is drawn from: temperature, then top-k, then top-p.
 
@@ -64,7 +65,8 @@ def sampling_distribution(logits, *, temperature: float = 1.0, top_k: int | None
     array([0.526, 0.316, 0.158, 0.   ])
     """
     z = _checks.float_array(logits, "logits", min_rank=1, axes="(..., vocab)")
-    z = z.astype(np.float64) / _checks.real(temperature, "temperature", low=0, low_open=True)
+    z = z.astype(np.float64) / _checks.real(temperature, "temperature", low=0,
+                                            low_open=True)
     if top_k is not None:
         top_k = _checks.positive_int(top_k, "top_k")
         kth = -np.sort(-z, axis=-1)[..., min(top_k, z.shape[-1]) - 1:][..., :1]
@@ -75,7 +77,8 @@ def sampling_distribution(logits, *, temperature: float = 1.0, top_k: int | None
         top_p = _checks.real(top_p, "top_p", low=0, high=1, low_open=True)
         order = np.argsort(-p, axis=-1, kind="stable")
         sorted_p = np.take_along_axis(p, order, axis=-1)
-        before = np.cumsum(sorted_p, axis=-1) - sorted_p     # 더 그럴듯한 토큰들의 확률 합
+        # 더 그럴듯한 토큰들의 확률 합
+        before = np.cumsum(sorted_p, axis=-1) - sorted_p
         keep = np.zeros(p.shape, bool)
         np.put_along_axis(keep, order, before < top_p, axis=-1)
         p = np.where(keep, p, 0.0)

@@ -17,7 +17,8 @@ __all__ = ["build_seq2seq", "greedy_decode"]
 
 
 
-def build_seq2seq(source_vocab_size: int, target_vocab_size: int, *, embed_dim: int = 32,
+def build_seq2seq(source_vocab_size: int, target_vocab_size: int, *,
+                  embed_dim: int = 32,
                   units: int = 32) -> tuple[keras.Model, keras.Model, keras.Model]:
     """A character-level encoder-decoder with cross-attention, and its two halves.
 
@@ -74,10 +75,12 @@ def build_seq2seq(source_vocab_size: int, target_vocab_size: int, *, embed_dim: 
     L = keras.layers
     source_embedding = L.Embedding(source_vocab_size, embed_dim, mask_zero=True,
                                    name="source_embedding")
-    encoder_gru = L.Bidirectional(L.GRU(units, return_sequences=True, return_state=True),
+    encoder_gru = L.Bidirectional(L.GRU(units, return_sequences=True,
+                                        return_state=True),
                                   name="encoder_gru")
     join_states = L.Concatenate(name="encoder_state")
-    target_embedding = L.Embedding(target_vocab_size, embed_dim, name="target_embedding")
+    target_embedding = L.Embedding(target_vocab_size, embed_dim,
+                                   name="target_embedding")
     decoder_gru = L.GRU(2 * units, return_sequences=True, name="decoder_gru")
     cross_attention = L.MultiHeadAttention(num_heads=1, key_dim=2 * units,
                                            name="cross_attention")
@@ -86,9 +89,11 @@ def build_seq2seq(source_vocab_size: int, target_vocab_size: int, *, embed_dim: 
     output = L.Dense(target_vocab_size, activation="softmax", name="output")
 
     def decode(target_in, encoder_outputs, state, source):
-        keep = keras.ops.expand_dims(keras.ops.not_equal(source, 0), 1)  # (batch, 1, S)
+        # keep: (batch, 1, S)
+        keep = keras.ops.expand_dims(keras.ops.not_equal(source, 0), 1)
         states = decoder_gru(target_embedding(target_in), initial_state=state)
-        context, weights = cross_attention(states, encoder_outputs, attention_mask=keep,
+        context, weights = cross_attention(states, encoder_outputs,
+                                           attention_mask=keep,
                                            return_attention_scores=True)
         return output(attentional(join_context([context, states]))), weights
 
@@ -110,8 +115,8 @@ def build_seq2seq(source_vocab_size: int, target_vocab_size: int, *, embed_dim: 
     return model, encoder, decoder
 
 
-def greedy_decode(encoder: keras.Model, decoder: keras.Model, source_ids, *, start_id: int,
-                  max_length: int) -> tuple[np.ndarray, np.ndarray]:
+def greedy_decode(encoder: keras.Model, decoder: keras.Model, source_ids, *,
+                  start_id: int, max_length: int) -> tuple[np.ndarray, np.ndarray]:
     """Generate outputs one character at a time, always taking the most probable one.
 
     Runs the encoder once, then the decoder ``max_length`` times on the characters

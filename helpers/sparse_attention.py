@@ -148,13 +148,15 @@ def indexer_scores(q_index, k_index, weights, *, causal: bool = True) -> np.ndar
     >>> indexer_scores(q, k, np.array([[0.5, 10.0]]))  # 0.5 * 2 + 10 * ReLU(-3)
     array([[1.]])
     """
-    q = _checks.float_array(q_index, "q_index", ndim=3, axes="(n, index_heads, index_dim)")
+    q = _checks.float_array(q_index, "q_index", ndim=3,
+                            axes="(n, index_heads, index_dim)")
     k = _checks.float_array(k_index, "k_index", ndim=2, axes="(n_k, index_dim)")
     w = _checks.float_array(weights, "weights", ndim=2, axes="(n, index_heads)")
-    _checks.same_size({"q_index": q.shape[2], "k_index": k.shape[1]}, "index_dim (last axis)")
+    _checks.same_size({"q_index": q.shape[2], "k_index": k.shape[1]},
+                      "index_dim (last axis)")
     if w.shape != q.shape[:2]:
-        raise ValueError(f"weights must have shape (n, index_heads) = {q.shape[:2]}; got "
-                         f"shape {w.shape}")
+        raise ValueError("weights must have shape (n, index_heads) = "
+                         f"{q.shape[:2]}; got shape {w.shape}")
     scores = np.einsum("th,ths->ts", w, np.maximum(np.einsum("thd,sd->ths", q, k), 0))
     if _checks.boolean(causal, "causal"):
         scores = np.where(_last_rows_causal(q.shape[0], k.shape[0]), scores, -np.inf)
@@ -1199,7 +1201,8 @@ def decode_cost(config, context: int, *, dense: bool = False) -> dict:
     if isinstance(c, DSAConfig):
         m = c.mla
         keys = n if dense else min(c.top_k, n)
-        per_key = 2 * m.num_heads * (m.latent_dim + m.rope_dim) + 2 * m.num_heads * m.latent_dim
+        per_key = (2 * m.num_heads * (m.latent_dim + m.rope_dim)
+                   + 2 * m.num_heads * m.latent_dim)
         indexed = 0 if dense else n
         sizes = cache_bytes_per_token(c)
         return {"attended_keys": keys, "attention_flops": keys * per_key,
@@ -1210,11 +1213,13 @@ def decode_cost(config, context: int, *, dense: bool = False) -> dict:
     if dense:
         keys = n
     else:
-        keys = (_num_compressed(n, c.block_len, c.stride) + min(c.num_selected * c.select_len, n)
-                + min(c.window, n))
+        keys = (_num_compressed(n, c.block_len, c.stride)
+                + min(c.num_selected * c.select_len, n) + min(c.window, n))
     return {"attended_keys": keys,
-            "attention_flops": keys * c.num_heads * (2 * c.head_dim + 2 * c.value_dim),
+            "attention_flops": (keys * c.num_heads
+                                * (2 * c.head_dim + 2 * c.value_dim)),
             "indexer_flops": 0,
-            "attention_bytes": _whole(keys * c.num_kv_heads * (c.head_dim + c.value_dim)
+            "attention_bytes": _whole(keys * c.num_kv_heads
+                                      * (c.head_dim + c.value_dim)
                                       * c.bytes_per_number),
             "indexer_bytes": 0}

@@ -433,7 +433,8 @@ def grouped_query_attention(query, key, value, mask=None, *, bias=None, scale=No
     True
     """
     query, key, value = _shared_key_value_heads(query, key, value)
-    return scaled_dot_product_attention(query, key, value, mask, bias=bias, scale=scale)
+    return scaled_dot_product_attention(query, key, value, mask, bias=bias,
+                                        scale=scale)
 
 
 def _shared_key_value_heads(query, key, value):
@@ -448,7 +449,8 @@ def _shared_key_value_heads(query, key, value):
         raise ValueError(f"num_kv_heads={num_kv_heads} (key's axis -3) must divide "
                          f"num_query_heads={num_query_heads} (query's axis -3); "
                          f"got query {query.shape}, key {key.shape}")
-    same_size({"query": query.shape[-1], "key": key.shape[-1]}, "head_dim (last axis)")
+    same_size({"query": query.shape[-1], "key": key.shape[-1]},
+              "head_dim (last axis)")
     group = num_query_heads // num_kv_heads
     if group > 1:  # multi-head attention (group 1) needs no copies
         key, value = np.repeat(key, group, axis=-3), np.repeat(value, group, axis=-3)

@@ -429,7 +429,8 @@ class KVCache:
             self._keys[layer], self._values[layer] = keys, values
             return
         positions = np.arange(first, self._seen[layer])
-        keep = np.isin(positions, self._kept(self._seen[layer]))  # only positions that stay
+        # only positions that stay
+        keep = np.isin(positions, self._kept(self._seen[layer]))
         slots = self._slots(positions[keep])
         for store, arr in ((self._keys, new_keys), (self._values, new_values)):
             if store[layer] is None:

@@ -208,16 +208,19 @@ class MultiHeadLatentAttention:
         for name in ("query_bias", "key_bias", "value_bias", "output_bias"):
             bias = getattr(layer, name)
             if bias is not None and np.any(bias != 0):
-                raise ValueError(f"layer's {name} must be None or zero (MLA has no biases)")
-        d, h, g, d_h = layer.d_model, layer.num_query_heads, layer.num_kv_heads, layer.head_dim
+                raise ValueError(f"layer's {name} must be None or zero "
+                                 "(MLA has no biases)")
+        d, h, g, d_h = (layer.d_model, layer.num_query_heads, layer.num_kv_heads,
+                        layer.head_dim)
         w_dkv = np.concatenate([layer.key_kernel.reshape(d, g * d_h),
                                 layer.value_kernel.reshape(d, g * d_h)], axis=1)
         group_of_head = np.arange(h) // (h // g)
-        pick = np.zeros((g * d_h, h * d_h), layer.key_kernel.dtype)   # head i <- its group
+        pick = np.zeros((g * d_h, h * d_h), layer.key_kernel.dtype)  # head i <- its group
         for head, group in enumerate(group_of_head):
             pick[group * d_h:(group + 1) * d_h, head * d_h:(head + 1) * d_h] = np.eye(d_h)
         zeros = np.zeros_like(pick)
-        return cls(np.eye(d, dtype=w_dkv.dtype), None, layer.query_kernel.reshape(d, h * d_h),
+        return cls(np.eye(d, dtype=w_dkv.dtype), None,
+                   layer.query_kernel.reshape(d, h * d_h),
                    None, w_dkv, None, np.concatenate([pick, zeros]),
                    np.concatenate([zeros, pick]), None,
                    layer.output_kernel.reshape(h * d_h, d), num_heads=h)
@@ -379,7 +382,7 @@ class MultiHeadLatentAttention:
         k_r = np.broadcast_to(rope_key[:, None], (*k_c.shape[:-1], self.rope_dim))
         q = np.concatenate([q_c, q_r], axis=-1)                 # (16)
         k = np.concatenate([k_c, k_r], axis=-1)                 # (17)
-        return grouped_query_attention(q, k, v_c, mask)         # (18), / sqrt(d_h + d_h^R)
+        return grouped_query_attention(q, k, v_c, mask)         # (18), /sqrt(d_h + d_h^R)
 
     def _absorbed(self, q_c, q_r, latent, rope_key, mask):
         """The same numbers without per-head keys and values: ``q^C . (W^UK c) = (q^C W^UK^T)
@@ -388,7 +391,7 @@ class MultiHeadLatentAttention:
         w_uk = self.w_uk.reshape(self.latent_dim, self.num_heads, self.head_dim)
         w_uv = self.w_uv.reshape(self.latent_dim, self.num_heads, self.value_dim)
         q_latent = np.einsum("bhnd,chd->bhnc", q_c, w_uk)   # W^UK into the query
-        query = np.concatenate([q_latent, q_r], axis=-1)    # (batch, heads, n, d_c + d_h^R)
+        query = np.concatenate([q_latent, q_r], axis=-1)    # (batch, heads, n, d_c+d_h^R)
         key = np.concatenate([latent, rope_key], axis=-1)   # (batch, n_k, d_c + d_h^R)
         heads_latent, weights = grouped_query_attention(    # one key/value head
             query, key[:, None], latent[:, None], mask,

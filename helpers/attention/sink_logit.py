@@ -99,8 +99,10 @@ def sink_logit_attention(query, key, value, sink_logits, mask=None, *, bias=None
     query, key, value, dtype = _validated_qkv(query, key, value)
     sinks = _sink_vector(sink_logits, query.shape[-3])
     scores = _scaled_scores(query, key, dtype, mask=mask, bias=bias, scale=scale)
-    column = np.broadcast_to(sinks.astype(dtype)[:, None, None], (*scores.shape[:-1], 1))
-    weights = softmax(np.concatenate([scores, column], axis=-1))[..., :-1].astype(dtype)
+    column = np.broadcast_to(sinks.astype(dtype)[:, None, None],
+                             (*scores.shape[:-1], 1))
+    weights = (softmax(np.concatenate([scores, column], axis=-1))[..., :-1]
+               .astype(dtype))
     return np.matmul(weights, value).astype(dtype), weights
 
 
