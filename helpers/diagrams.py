@@ -1739,13 +1739,13 @@ def _running_values(ax, x: float, top: float) -> None:
     _label(ax, x, top + 0.52, "쿼리마다 들고 다니는 것", ha="left", size=8.5, fontweight="bold")
     entries = (("최댓값 m", "지금까지 본 스코어의 최댓값"),
                ("지수의 합 ℓ", "새 최댓값에 맞춰 다시 곱한 합"),
-               ("출력 누적 O", "값에 지수를 곱해 더한 합"))
+               ("출력 누적 o", "값에 지수를 곱해 더한 합"))
     for k, (name, note) in enumerate(entries):
         y = top - 0.2 - k * 0.62
         _box(ax, x, y, 0.95, 0.34, name, color=NORM, fontsize=8)
         _label(ax, x + 1.05, y + 0.17, note, ha="left", size=7.5)
     _label(ax, x, top - 2.2, "청크마다 세 값을 갱신하고,", ha="left")
-    _label(ax, x, top - 2.42, "마지막에 O를 ℓ로 한 번 나눈다", ha="left")
+    _label(ax, x, top - 2.42, "마지막에 o를 ℓ로 한 번 나눈다", ha="left")
 
 
 def _key_value_chunks(ax, x0: float, top: float, width: float, blocks: int,

@@ -65,7 +65,7 @@ DIAGRAMS = {
     "sink_and_gate": (diagrams.sink_and_gate, {"싱크 로짓 b_h", "소프트맥스", "× V",
                                                "⊙ σ(G)", "+ 잔차"}),
     "flash_tiling": (diagrams.flash_tiling, {"쿼리 블록 2", "키·값 청크 3 (지금 읽는 것)",
-                                             "최댓값 m", "지수의 합 ℓ", "출력 누적 O",
+                                             "최댓값 m", "지수의 합 ℓ", "출력 누적 o",
                                              "스코어 행렬 (8 × 8): 통째로 만들지 않는다"}),
     "mask_broadcast": (diagrams.mask_broadcast, {"인과 마스크 (n, n)", "패딩 마스크 (B, 1, n)",
                                                  "합친 마스크 (B, n, n)", "문장 1: 길이 3",
