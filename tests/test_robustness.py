@@ -203,15 +203,17 @@ def test_code_hash_ignores_prose_and_outputs_but_not_code(tmp_path):
 
 
 def glued(path):
-    """``{key: text/plain}`` of every value the committed notebook glued for its page."""
+    """``{key: text}`` of every value the committed notebook glued for its page, as
+    ``{glue:text}`` shows it (myst-nb's own formatting of the saved plain text)."""
     import nbformat
+    from myst_nb.core.variables import format_plain_text
     found = {}
     for cell in nbformat.read(ROOT / path, as_version=4).cells:
         for out in cell.get("outputs", []):
             meta = out.get("metadata", {}).get("scrapbook")
             if meta:
                 prefix = meta.get("mime_prefix", "")
-                found[meta["name"]] = out["data"][prefix + "text/plain"]
+                found[meta["name"]] = format_plain_text(out["data"][prefix + "text/plain"], "")
     return found
 
 
