@@ -73,6 +73,29 @@ def test_no_errors_warnings_or_stderr_in_outputs(path):
 
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=str)
+def test_glued_values_reach_the_page_as_glued(path):
+    """myst-nb shows a glued value's plain text after ``ast.literal_eval``: a bare ``1.05, 1.17``
+    would show as a tuple and ``1.00`` as ``1.0``. Text is glued as a quoted literal
+    (helpers.claims), so every saved value reads back as a number or as its own string."""
+    import ast  # noqa: PLC0415
+
+    for index, cell in enumerate(read(path).cells):
+        for out in cell.get("outputs", []):
+            plain = out.get("data", {}).get("application/papermill.record/text/plain")
+            if plain is None:
+                continue
+            try:
+                value = ast.literal_eval(plain)
+            except (SyntaxError, ValueError):
+                continue  # shown as written
+            name = out.metadata["scrapbook"]["name"]
+            kept = isinstance(value, str) or (isinstance(value, (int, float))
+                                              and not isinstance(value, bool)
+                                              and str(value) == plain)
+            assert kept, f"{path}, cell {index}: {name} = {plain!r} would show as {value!r}"
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=str)
 def test_chapter_structure(path):
     cells = read(path).cells
     assert cells[0].cell_type == "markdown" and cells[0].source.startswith("# "), \
@@ -144,6 +167,21 @@ def test_code_lines_fit_88_columns(path):
             if cell.cell_type == "code"
             for line in cell.source.splitlines() if columns(line) > CODE_COLUMNS]
     assert not long, f"{path}: code lines wider than {CODE_COLUMNS} columns:\n" + "\n".join(long)
+
+
+SHOWN_COLUMNS = 86  # a code block in a cell's output has a little less room than a cell
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=str)
+def test_code_shown_from_helpers_fits_its_box(path):
+    """helpers.show_source puts helpers' code on the page as a Markdown code block; a longer
+    line wraps to the block's left edge on the site and in the PDF."""
+    long = [f"cell {i}: {line}" for i, cell in enumerate(read(path).cells)
+            if cell.cell_type == "code" for out in cell.get("outputs", [])
+            if "```python" in str(out.get("data", {}).get("text/markdown", ""))
+            for line in str(out["data"]["text/markdown"]).splitlines()
+            if columns(line) > SHOWN_COLUMNS]
+    assert not long, f"{path}: shown code wider than {SHOWN_COLUMNS} columns:\n" + "\n".join(long)
 
 
 FIGURE_TYPES = ("image/png", "image/svg+xml")  # matplotlib's PNGs, helpers.diagrams' SVGs
