@@ -65,11 +65,13 @@ def test_every_chapter_has_a_measured_row_within_the_limits(nb_path):
 # within the target on 2026-11-28 00:22. F itself measured 3.27 s that night against 3.95 s the
 # afternoon before, with the chapters' seconds about the same.
 OVER_TARGET: dict[str, str] = {
-    "05_lstm_attention_time_series": "2026-11-28 04:31: 4.79 F, 5.02 F on the AVX2 path (17.5 s, "
-                                     "F 3.65 s); shorter training broke its accuracy and "
-                                     "occlusion claims on seeds 4 and 6 (tried 2026-11-28)",
-    "09_decoder_only_generation": "2026-11-28 04:31: 4.29 F, 5.48 F on the AVX2 path (15.6 s, "
-                                  "F 3.65 s); 3.92 and 4.52 F in the run of 04:00 the same night",
+    "05_lstm_attention_time_series": "2026-11-28 06:56: 5.03 F, 4.93 F on the AVX2 path (18.3 s, "
+                                     "F 3.63 s); 4.79 and 5.02 F at 04:31 before its GunPoint "
+                                     "training was cut by a fifth",
+    "11_rotary_alibi_length": "2026-11-28 06:56: 5.02 F, 5.09 F on the AVX2 path (18.2 s, "
+                              "F 3.63 s); 4.36 and 4.34 F at 04:31 with the same code",
+    "15_pretrained_language_model": "2026-11-28 06:56: 5.14 F (18.7 s, F 3.63 s); 4.68 F at 04:31 "
+                                    "with the same code",
 }
 
 
@@ -111,9 +113,8 @@ def test_the_mean_row_is_the_mean_of_the_chapters():
 # The course over its mean target, as the last benchmark measured it: an expected failure that is
 # still run and reported (XFAIL), strict, so that it fails here once the course is back within
 # the target and this note has to go. None when the course is within the target.
-OVER_BUDGET: str | None = ("2026-11-28 04:31: 3.45 F on average, 3.58 F on the AVX2 path, "
-                           "17 chapters (214.4 s, F 3.65 s); 3.48 and 3.49 F in the run of "
-                           "04:00 the same night")
+OVER_BUDGET: str | None = ("2026-11-28 06:56: 3.58 F on average, 3.61 F on the AVX2 path, "
+                           "17 chapters (220.9 s, F 3.63 s); 3.45 and 3.58 F at 04:31")
 
 
 @pytest.mark.xfail(OVER_BUDGET is not None, strict=True, reason=OVER_BUDGET or "")
