@@ -75,8 +75,8 @@ def test_no_errors_warnings_or_stderr_in_outputs(path):
 @pytest.mark.parametrize("path", CHAPTERS, ids=str)
 def test_glued_values_reach_the_page_as_glued(path):
     """myst-nb shows a glued value's plain text after ``ast.literal_eval``: a bare ``1.05, 1.17``
-    would show as a tuple and ``1.00`` as ``1.0``. Text is glued as a quoted literal
-    (helpers.claims), so every saved value reads back as a number or as its own string."""
+    would show as a tuple and ``1.00`` as ``1.0``. helpers.claims quotes such text, so every
+    saved value reads back as a number or as its own string."""
     import ast  # noqa: PLC0415
 
     for index, cell in enumerate(read(path).cells):

@@ -225,10 +225,10 @@ DESCRIPTIONS = {
     "ch14_recall_delta_8_2": "DeltaNet 모델(8×8 상태)이 쌍 2개의 쿼리에서 맞힌 비율",
     "ch14_recall_gated_delta_8_2": ("Gated DeltaNet 모델(8×8 상태)이 쌍 2개의 쿼리에서 맞힌 "
                                     "비율(80% 아래면 학습하지 못한 실행)"),
-    "ch14_capacity_linear_4": "선형 어텐션 모델(4×4 상태)이 90% 넘게 맞힌 쌍의 수의 상한",
-    "ch14_capacity_linear_8": "선형 어텐션 모델(8×8 상태)이 90% 넘게 맞힌 쌍의 수의 상한",
-    "ch14_capacity_delta_8": "DeltaNet 모델(8×8 상태)이 90% 넘게 맞힌 쌍의 수의 상한",
-    "ch14_capacity_gated_delta_8": ("Gated DeltaNet 모델(8×8 상태)이 90% 넘게 맞힌 쌍의 수의 "
+    "ch14_capacity_linear_4": "선형 어텐션 모델(4×4 상태)이 90% 이상 맞힌 쌍의 수의 상한",
+    "ch14_capacity_linear_8": "선형 어텐션 모델(8×8 상태)이 90% 이상 맞힌 쌍의 수의 상한",
+    "ch14_capacity_delta_8": "DeltaNet 모델(8×8 상태)이 90% 이상 맞힌 쌍의 수의 상한",
+    "ch14_capacity_gated_delta_8": ("Gated DeltaNet 모델(8×8 상태)이 90% 이상 맞힌 쌍의 수의 "
                                     "상한"),
     "ch17_train_seconds": ("먼 키의 연상 기억 모델 다섯 개(전체, 창, top-k 둘, NSA)를 함께 학습한 "
                            "시간(초)"),
