@@ -132,8 +132,10 @@ def one_of(value, name: str, choices: Iterable):
     return value
 
 
-def sizes(value, name: str, keys: Iterable[str]) -> dict[str, int]:
-    """``value`` as a dict of exactly ``keys``, each a positive integer.
+def sizes(value, name: str, keys: Iterable[str], *,
+          may_be_zero: Iterable[str] = ()) -> dict[str, int]:
+    """``value`` as a dict of exactly ``keys``, each a positive integer (or 0 for a key in
+    ``may_be_zero``: a part that can be left out).
 
     >>> sizes({"latent_dim": 28, "rope_dim": 4}, "latent", ("latent_dim", "rope_dim"))
     {'latent_dim': 28, 'rope_dim': 4}
@@ -147,7 +149,9 @@ def sizes(value, name: str, keys: Iterable[str]) -> dict[str, int]:
                         f"{type(value).__name__}")
     if sorted(value) != sorted(keys):
         raise ValueError(f"{name} must have the keys {keys}; got {sorted(value)}")
-    return {key: positive_int(value[key], f"{name}[{key!r}]") for key in keys}
+    zero_ok = set(may_be_zero)
+    return {key: integer(value[key], f"{name}[{key!r}]", low=0 if key in zero_ok else 1)
+            for key in keys}
 
 
 def strings(value, name: str, *, low: int = 1, high: int | None = None) -> list[str]:

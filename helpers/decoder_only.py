@@ -284,7 +284,8 @@ class DecoderOnlyTransformer:
             return MultiHeadLatentAttention.random(
                 d_model, num_heads=num_query_heads, rng=rng,
                 head_dim=_checks.key_dim(d_model, num_query_heads),
-                **_checks.sizes(latent, "latent", LATENT_SIZES))
+                **_checks.sizes(latent, "latent", LATENT_SIZES,
+                                may_be_zero=("rope_dim",)))
 
         layers = [DecoderOnlyLayer(
             attention(), FeedForward.random(d_model, d_ff, rng=rng),

@@ -264,7 +264,8 @@ class DecoderOnlyLayer(_TransformerLayer):
         self._num_kv_heads = kv
         self.position = _checks.one_of(position, "position", ("none", "rope", "alibi"))
         self.variant = _checks.one_of(variant, "variant", VARIANTS)
-        self._latent = None if latent is None else _checks.sizes(latent, "latent", LATENT_SIZES)
+        self._latent = None if latent is None else _checks.sizes(
+            latent, "latent", LATENT_SIZES, may_be_zero=("rope_dim",))
         if self._latent and (kv != num_query_heads or window is not None
                              or self.position != "none" or self.variant != "softmax"):
             raise ValueError("latent (multi-head latent attention) needs num_kv_heads == "

@@ -34,7 +34,8 @@ class MultiHeadLatentAttention(keras.layers.Layer):
     num_heads, head_dim, latent_dim, query_latent_dim : int
         n_h, d_h (also the value size), d_c and d_c'.
     rope_dim : int
-        d_h^R, even and at least 2.
+        d_h^R, even; 0 leaves out the decoupled RoPE part (no ``W^QR``, ``W^KR``: the layer
+        then gets no position of its own).
     absorbed : bool, default False
         Compute with ``W^UK`` folded into the query and ``W^UV`` applied after the weighted
         sum of latents (the same numbers).
@@ -57,7 +58,8 @@ class MultiHeadLatentAttention(keras.layers.Layer):
     Raises
     ------
     TypeError, ValueError
-        If a size is not a positive integer, ``rope_dim`` is odd, or ``absorbed`` is not a
+        If a size is not a positive integer (``rope_dim``: not 0 or more), ``rope_dim`` is
+        odd, or ``absorbed`` is not a
         bool; when called, if ``value`` is another tensor than ``x`` or ``use_causal_mask``
         is ``False``.
 
@@ -85,7 +87,7 @@ class MultiHeadLatentAttention(keras.layers.Layer):
         self.head_dim = _checks.positive_int(head_dim, "head_dim")
         self.latent_dim = _checks.positive_int(latent_dim, "latent_dim")
         self.query_latent_dim = _checks.positive_int(query_latent_dim, "query_latent_dim")
-        self.rope_dim = _checks.positive_int(rope_dim, "rope_dim")
+        self.rope_dim = _checks.integer(rope_dim, "rope_dim", low=0)
         if self.rope_dim % 2:
             raise ValueError(f"rope_dim must be even (RoPE turns pairs); got {self.rope_dim}")
         self.absorbed = _checks.boolean(absorbed, "absorbed")
@@ -99,15 +101,25 @@ class MultiHeadLatentAttention(keras.layers.Layer):
                   "w_dkv": (d, d_c), "w_uk": (d_c, h * d_h), "w_uv": (d_c, h * d_h),
                   "w_kr": (d, d_r), "w_o": (h * d_h, d)}
         for name, shape in shapes.items():
-            setattr(self, name, self.add_weight(shape=shape, initializer="glorot_uniform",
-                                                name=name))
+            weight = None if 0 in shape else self.add_weight(
+                shape=shape, initializer="glorot_uniform", name=name)  # rope_dim 0: no RoPE
+            setattr(self, name, weight)
         self.q_norm = self.add_weight(shape=(d_cq,), initializer="ones", name="q_norm")
         self.kv_norm = self.add_weight(shape=(d_c,), initializer="ones", name="kv_norm")
-        self.rotary.build((None, None, None, d_r))
+        if d_r:
+            self.rotary.build((None, None, None, d_r))
 
     def _rms_norm(self, x, scale):
         mean_square = keras.ops.mean(keras.ops.square(x), axis=-1, keepdims=True)
         return x * keras.ops.rsqrt(mean_square + self.epsilon) * scale
+
+    def _rope_scores(self, x, c_q):
+        """The decoupled RoPE part of the scores, (batch, heads, n, n); 0 without it."""
+        if not self.rope_dim:
+            return 0.0
+        q_r = self.rotary(self._split(keras.ops.matmul(c_q, self.w_qr)))             # (14)
+        k_r = self.rotary(keras.ops.matmul(x, self.w_kr)[:, None])                   # (15)
+        return keras.ops.einsum("bhqr,bxkr->bhqk", q_r, k_r)
 
     def _split(self, x):
         """(batch, n, heads*size) -> (batch, heads, n, size)."""
@@ -124,10 +136,8 @@ class MultiHeadLatentAttention(keras.layers.Layer):
             raise ValueError("use_causal_mask must be True: this layer is causal only")
         c_q = self._rms_norm(keras.ops.matmul(x, self.w_dq), self.q_norm)          # (12)
         q_c = self._split(keras.ops.matmul(c_q, self.w_uq))                          # (13)
-        q_r = self.rotary(self._split(keras.ops.matmul(c_q, self.w_qr)))             # (14)
         latent = self._rms_norm(keras.ops.matmul(x, self.w_dkv), self.kv_norm)      # (9)
-        k_r = self.rotary(keras.ops.matmul(x, self.w_kr)[:, None])                   # (15)
-        rope_scores = keras.ops.einsum("bhqr,bxkr->bhqk", q_r, k_r)
+        rope_scores = self._rope_scores(x, c_q)
         if self.absorbed:
             w_uk = keras.ops.reshape(self.w_uk, (self.latent_dim, self.num_heads, -1))
             q_latent = keras.ops.einsum("bhqd,chd->bhqc", q_c, w_uk)

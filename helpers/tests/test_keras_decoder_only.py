@@ -314,9 +314,9 @@ def test_rope_and_alibi_models_learn_to_copy_the_previous_token(position):
 LATENT = {"latent_dim": 10, "query_latent_dim": 8, "rope_dim": 2}
 
 
-def trained_looking_latent(seed=0):
+def trained_looking_latent(seed=0, latent=LATENT):
     model = build_decoder_only(13, d_model=16, num_query_heads=4, num_kv_heads=4, d_ff=24,
-                               num_layers=2, max_length=20, latent=LATENT)
+                               num_layers=2, max_length=20, latent=latent)
     rng = np.random.default_rng(seed)
     for variable in model.weights:
         variable.assign(variable + rng.normal(scale=0.2, size=variable.shape).astype("float32"))
@@ -336,8 +336,10 @@ def test_numpy_latent_model_gives_the_keras_logits_and_weights():
     assert np.abs(np.asarray(keras_weights) - numpy_weights[0]).max() < ATOL
 
 
-def test_cached_latent_generation_agrees_with_keras_recomputation():
-    model = trained_looking_latent(seed=4)
+@pytest.mark.parametrize("rope_dim", [2, 0])
+def test_cached_latent_generation_agrees_with_keras_recomputation(rope_dim):
+    latent = LATENT | {"rope_dim": rope_dim, "latent_dim": 12 - rope_dim}
+    model = trained_looking_latent(seed=4, latent=latent)
     twin = DecoderOnlyTransformer.from_keras(model)
     ids = np.random.default_rng(5).integers(0, 13, size=(4, 5)).astype("int32")
     cache = twin.new_cache()

@@ -42,6 +42,22 @@ def test_keras_layer_equals_the_numpy_layer_with_copied_weights(absorbed):
     assert np.allclose(np.asarray(weights), expected_weights, atol=ATOL)
 
 
+@pytest.mark.parametrize("absorbed", [False, True])
+def test_without_rope_the_layer_has_no_rope_weights_and_no_position(absorbed):
+    layer = MultiHeadLatentAttention(**(SIZES | {"rope_dim": 0}), absorbed=absorbed)
+    x = inputs()
+    out = np.asarray(layer(x))
+    assert layer.w_qr is None and layer.w_kr is None
+    assert layer.count_params() == built().count_params() - (12 * 4 * 4 + 16 * 4)
+    twin = latent_attention.MultiHeadLatentAttention.from_keras(layer)
+    assert twin.rope_dim == 0 and twin.cache_elements_per_token() == SIZES["latent_dim"]
+    assert np.allclose(out, twin(x)[0], atol=ATOL)
+    # no position anywhere: the last output sees its prefix as a set, so swapping the
+    # first two inputs leaves it unchanged
+    swapped = x[:, [1, 0, *range(2, x.shape[1])]]
+    assert np.allclose(np.asarray(layer(swapped))[:, -1], out[:, -1], atol=ATOL)
+
+
 def test_keras_absorbed_form_equals_its_naive_form():
     naive, x = built(False, seed=2), inputs(n=9)
     absorbed = MultiHeadLatentAttention(**SIZES, absorbed=True)
@@ -73,6 +89,7 @@ def test_config_round_trip_keeps_the_sizes():
 
 @pytest.mark.parametrize("changes, error, match", [
     ({"rope_dim": 3}, ValueError, "rope_dim must be even"),
+    ({"rope_dim": -2}, ValueError, "rope_dim must be an integer in"),
     ({"latent_dim": 0}, ValueError, "latent_dim"),
     ({"num_heads": 2.0}, TypeError, "num_heads"),
     ({"absorbed": "yes"}, TypeError, "absorbed must be True or False"),
