@@ -160,8 +160,31 @@ DESCRIPTIONS = {
     "ch12_cache_max_abs_diff": "잠재 캐시를 쓴 생성과 쓰지 않은 생성의 로짓 차이의 최댓값",
     "ch12_absorbed_max_abs_diff": ("학습한 MLA 모델이 흡수한 계산으로 생성한 로짓과 키를 다시 만든 "
                                    "계산으로 생성한 로짓의 차이의 최댓값"),
-    "ch12_train_seconds": "세 모델을 함께 학습한 시간(초)",
-    "ch12_sequence_steps_per_second": "세 모델을 합친 학습 처리량(모델 3개의 시퀀스·시점/초)",
+    "ch12_exact_match_mla_no_rope": ("분리된 RoPE를 뺀 MLA 모델(d_c 32, 캐시 32개/토큰)이 처음 "
+                                     "보는 수 1,000개를 완전히 맞게 읽은 비율"),
+    "ch12_mla_no_rope_minus_gqa": ("같은 캐시와 같은 위치 정보에서 RoPE 없는 MLA 모델의 완전 일치 "
+                                   "정확도 − 그룹 쿼리 모델의 것(%p)"),
+    "ch12_exact_match_gqa_wide": ("피드포워드 네트워크를 넓혀(d_ff 95) 파라미터를 RoPE 없는 "
+                                  "MLA 모델에 맞춘 그룹 쿼리 모델이 처음 보는 수 1,000개를 "
+                                  "완전히 맞게 읽은 비율"),
+    "ch12_mla_no_rope_minus_gqa_wide": ("캐시, 위치 정보, 파라미터 수를 맞춘 비교: RoPE 없는 "
+                                        "MLA 모델의 완전 일치 정확도 − 넓힌 그룹 쿼리 모델의 "
+                                        "것(%p)"),
+    "ch12_mla_minus_mla_no_rope": ("분리된 RoPE가 있는 MLA 모델의 완전 일치 정확도 − 없는 MLA "
+                                   "모델의 것(%p)"),
+    "ch12_train_seconds": "다섯 모델을 함께 학습한 시간(초)",
+    "ch12_sequence_steps_per_second": "다섯 모델을 합친 학습 처리량(모델 5개의 시퀀스·시점/초)",
+    "ch11_ablation_16_fast_only": ("같은 RoPE 모델에 추가 학습 없이 가장 빠른 쌍 0만 4배 늦췄을 때 "
+                                   "길이 16에서 맞게 읽은 비율"),
+    "ch11_ablation_16_slow_only": ("같은 RoPE 모델에서 쌍 0은 그대로 두고 쌍 1-3만 4배 늦췄을 때 "
+                                   "길이 16에서 맞게 읽은 비율"),
+    "ch11_ablation_64_slow_only": "쌍 1-3만 4배 늦춘 같은 모델이 길이 64에서 맞게 읽은 비율",
+    "ch11_ablation_64_slow_only_gain": ("쌍 1-3만 늦춘 모델의 길이 64 정확도 − 늦추지 않은 RoPE "
+                                        "모델의 것(%p)"),
+    "ch11_scaled_64_ntk": ("같은 RoPE 모델에 NTK-aware 보간(4배)을 적용했을 때 길이 64에서 "
+                           "맞게 읽은 비율"),
+    "ch11_ablation_64_slow_only_over_ntk": ("쌍 1-3만 늦춘 모델의 길이 64 정확도 − NTK-aware를 "
+                                            "적용한 모델의 것(%p)"),
     "ch11_train_seconds": "위치 방식이 다른 세 모델을 함께 학습한 시간(초)",
     "ch11_sequence_steps_per_second": "세 모델을 합친 학습 처리량(모델 3개의 시퀀스·시점/초)",
     "ch11_trained_16_sinusoidal": ("길이 16으로 학습한 사인·코사인 위치 인코딩 모델이 "
