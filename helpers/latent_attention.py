@@ -1,8 +1,8 @@
 """Multi-head latent attention (MLA) examined in NumPy: absorption, RoPE, cache and FLOPs.
 
-The layer itself, :class:`~helpers.attention_layers.MultiHeadLatentAttention`, and its
-:class:`~helpers.attention_layers.LatentCache` live with the other attention layers in
-:mod:`helpers.attention_layers` (re-exported here). DeepSeek-V2's attention (DeepSeek-AI
+The layer itself, :class:`~helpers.attention.MultiHeadLatentAttention`, and its
+:class:`~helpers.attention.LatentCache` live with the other attention layers in
+:mod:`helpers.attention` (re-exported here). DeepSeek-V2's attention (DeepSeek-AI
 2024, section 2.1, equations 9-19): every token is compressed to a latent ``c_KV`` of
 ``latent_dim`` (d_c) numbers; the keys and values of all heads are up-projections of it. A
 second, small key ``k^R`` of ``rope_dim`` (d_h^R) numbers, shared by all heads, carries the
@@ -41,8 +41,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import _checks
-from .attention import split_heads
-from .attention_layers import LatentCache, MultiHeadLatentAttention
+from .attention import LatentCache, MultiHeadLatentAttention, split_heads
 from .decoder_only import DecoderOnlyTransformer
 from .positions import rotary_position_embedding
 
@@ -448,7 +447,7 @@ def absorbed_decoder(model: DecoderOnlyTransformer) -> DecoderOnlyTransformer:
     """The same decoder-only model whose latent attention computes the absorbed form.
 
     The weights are shared, not copied: every layer's
-    :class:`~helpers.attention_layers.MultiHeadLatentAttention` is replaced by one that
+    :class:`~helpers.attention.MultiHeadLatentAttention` is replaced by one that
     reads the same arrays and attends over the latents with ``W^UK`` and ``W^UV``
     absorbed (``absorbed=True``), as released inference code decodes. The model, its
     cache and :func:`helpers.decoder_only.greedy_generate` are used as before.

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from helpers import associative_recall as ar
-from helpers.attention_layers import MultiHeadAttention
+from helpers.attention import MultiHeadAttention
 from helpers.linear_attention import TokenMixer
 
 

@@ -7,10 +7,10 @@ from helpers.attention import (
     GatedAttention,
     SinkLogitAttention,
     causal_mask,
+    project_heads,
     sliding_window_mask,
     softmax,
 )
-from helpers.attention_layers import project_heads
 from helpers.decoder_only import (
     DecoderOnlyLayer,
     DecoderOnlyTransformer,
