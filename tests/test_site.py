@@ -258,6 +258,36 @@ def test_one_stylesheet_holds_back_the_first_paint(built_site, name):
 
 
 @pytest.mark.parametrize("name", toc_files(), ids=str)
+def test_every_typeset_character_has_its_glyph_rule(built_site, name):
+    """A typeset formula shows a character only through the stylesheet's ``mjx-c.mjx-cXXXX
+    ::before`` rule: without it x, θ or a decimal point vanish from the page and the PDF."""
+    html_path = page(built_site, name)
+    href = soup(html_path).select_one('head link[rel="stylesheet"]')["href"].split("?")[0]
+    css = (html_path.parent / href).resolve().read_text(encoding="utf-8")
+    used = set(re.findall(r'<mjx-c class="([^"]+)"', html_path.read_text(encoding="utf-8")))
+    missing = [classes for classes in used
+               if "mjx-c." + ".".join(classes.split()) + "::before" not in css]
+    assert not missing, f"{name}: characters without a glyph rule: {sorted(missing)[:8]}"
+
+
+def test_an_incremental_build_keeps_the_glyph_rules_of_pages_it_leaves():
+    """A build typesets only the pages it writes: the math stylesheet keeps the rules an
+    earlier build wrote for the other pages, each once, with the course's rules last."""
+    from _ext.page_loading import MATH_SCALE, PLACEHOLDER_CSS, merged_math_css  # noqa: PLC0415
+
+    x = 'mjx-c.mjx-c1D465.TEX-I::before {\n  content: "x";\n}\n\n'
+    theta = 'mjx-c.mjx-c3B8.TEX-I::before {\n  content: "\\3B8";\n}\n\n'
+    dot = 'mjx-c.mjx-c2E::before {\n  content: ".";\n}\n\n'
+    earlier = merged_math_css(x + theta, "")
+    merged = merged_math_css(theta + dot, earlier)
+    for rule in (x, theta, dot):
+        assert merged.count(rule.strip()) == 1, rule
+    assert merged.endswith(MATH_SCALE + PLACEHOLDER_CSS)
+    assert merged.count(MATH_SCALE) == 1
+    assert merged_math_css(theta + dot, merged) == merged      # building again adds nothing
+
+
+@pytest.mark.parametrize("name", toc_files(), ids=str)
 def test_formulas_come_typeset_and_no_page_loads_mathjax(built_site, name):
     """Every formula is MathJax's output already in the page, with the TeX it came from (those
     below the first screen in a placeholder, with the script that puts them in place); no page

@@ -163,6 +163,25 @@ def _placeholder(container: str, box: list[float], display: bool) -> str:
                         f"<noscript>{m.group(0)}</noscript></mjx-lazy>", container, count=1)
 
 
+CSS_RULE = re.compile(r"[^{}]+\{[^{}]*\}\s*")  # MathJax's rules are flat: no @media in them
+
+
+def merged_math_css(css: str, earlier: str) -> str:
+    """The stylesheet for ``css``, MathJax's rules for this build's formulas, that keeps
+    the rules of ``earlier`` (the file an earlier build wrote) which ``css`` lacks.
+
+    A build typesets only the pages it writes; the pages it leaves as they are still need
+    the rules for their characters (``mjx-c.mjx-c1D465::before``: the glyph of x), so the
+    file only grows until a clean build. The course's own rules (``MATH_SCALE``,
+    ``PLACEHOLDER_CSS``) come once, last.
+    """
+    ours = MATH_SCALE + PLACEHOLDER_CSS
+    earlier = earlier.replace(ours, "")
+    have = {rule.strip() for rule in CSS_RULE.findall(css)}
+    kept = [rule for rule in CSS_RULE.findall(earlier) if rule.strip() not in have]
+    return css.rstrip("\n") + "\n" + "".join(kept) + ours
+
+
 def typeset_pages(pages: dict[Path, str], static: Path) -> None:
     """Every formula of ``pages`` ({path: HTML}, changed in place) typeset in the HTML, the
     stylesheet linked, and no MathJax on pages whose formulas are all typeset."""
@@ -174,7 +193,9 @@ def typeset_pages(pages: dict[Path, str], static: Path) -> None:
         logger.info("page_loading: no Node.js, so MathJax typesets the formulas in the browser")
         return
     typeset_html, boxes, css = typeset(items)
-    (static / MATH_CSS).write_text(css + MATH_SCALE + PLACEHOLDER_CSS, encoding="utf-8")
+    stylesheet = static / MATH_CSS
+    earlier = stylesheet.read_text(encoding="utf-8") if stylesheet.exists() else ""
+    stylesheet.write_text(merged_math_css(css, earlier), encoding="utf-8")
     done = dict(zip(items, zip(typeset_html, boxes, strict=True), strict=True))
 
     def typeset_page(page: str) -> tuple[str, int]:
