@@ -260,8 +260,9 @@ class DecoderOnlyTransformer:
         """Random weights as Keras initialises them (uniform embedding in [-0.05, 0.05],
         Glorot-uniform kernels, zero biases, gamma 1, beta 0), cast to ``dtype``; the
         layers' attention set for ``position``. ``latent``: multi-head latent attention of
-        these sizes (``latent_dim``, ``query_latent_dim``, ``rope_dim``) in every layer, with
-        ``num_query_heads`` heads of ``d_model // num_query_heads``. ``variant``:
+        these sizes (``latent_dim``, ``query_latent_dim``, ``rope_dim``, which may be 0) in
+        every layer, with ``num_query_heads`` heads of ``d_model // num_query_heads``.
+        ``variant``:
         ``"sink_logit"`` (:class:`~helpers.attention.SinkLogitAttention`, sink logits 0) or
         ``"gated"`` (:class:`~helpers.attention.GatedAttention`) in every layer (chapter 16).
 

@@ -224,7 +224,8 @@ class DecoderOnlyLayer(_TransformerLayer):
         Multi-head latent attention instead:
         ``{"latent_dim": d_c, "query_latent_dim": d_c', "rope_dim": d_h^R}`` of a
         :class:`helpers.keras_latent_attention.MultiHeadLatentAttention` with
-        ``num_query_heads`` heads of ``head_dim`` (its own decoupled RoPE included). Then
+        ``num_query_heads`` heads of ``head_dim`` (its own decoupled RoPE included;
+        ``rope_dim`` 0 leaves it out, as in chapter 12's matched comparison). Then
         ``num_kv_heads`` equals ``num_query_heads`` (MLA rebuilds a key and a value per
         head), there is no window and ``position`` is ``"none"``.
     variant : {"softmax", "sink_logit", "gated"}, default "softmax"

@@ -59,9 +59,8 @@ class MultiHeadLatentAttention(keras.layers.Layer):
     ------
     TypeError, ValueError
         If a size is not a positive integer (``rope_dim``: not 0 or more), ``rope_dim`` is
-        odd, or ``absorbed`` is not a
-        bool; when called, if ``value`` is another tensor than ``x`` or ``use_causal_mask``
-        is ``False``.
+        odd, or ``absorbed`` is not a bool; when called, if ``value`` is another tensor
+        than ``x`` or ``use_causal_mask`` is ``False``.
 
     Notes
     -----
